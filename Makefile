@@ -1,0 +1,40 @@
+# Two entry points: `make demo` and `make test`. Each sets up everything it needs.
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+STAMP := $(VENV)/.installed
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: demo test install lint browser clean
+
+$(STAMP): pyproject.toml Makefile
+	@command -v $(PYTHON) >/dev/null || { echo "cfannotate needs Python 3.11 ($(PYTHON) not found)."; exit 1; }
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet -e ".[test]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# Chromium for the browser tests comes from Debian, never from a browser download.
+browser:
+	@command -v chromium >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "Browser tests need Debian's chromium: sudo apt-get install -y chromium"; fi; }
+
+demo: install
+	$(PY) manage.py migrate --no-input
+	$(PY) manage.py demo_setup --base-url http://$(HOST):$(PORT)
+	$(PY) manage.py runserver $(HOST):$(PORT)
+
+test: install browser
+	$(PY) -m pytest
+
+lint: install
+	$(VENV)/bin/ruff check .
+
+clean:
+	rm -rf $(VENV) var .pytest_cache .ruff_cache

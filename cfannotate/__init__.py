@@ -1,0 +1,1 @@
+"""cfannotate: human-verified counterfactual datasets, from generation to export."""

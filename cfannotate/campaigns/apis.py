@@ -1,0 +1,132 @@
+"""REST API of campaigns and their originals, scoped to the campaign owner."""
+
+from drf_spectacular.utils import extend_schema, extend_schema_serializer
+from rest_framework import serializers, status
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from cfannotate.campaigns import selectors, services
+from cfannotate.campaigns.models import Campaign, TaskType
+
+
+class LabelSerializer(serializers.Serializer):
+    value = serializers.CharField(max_length=60)
+    display_name = serializers.CharField(max_length=80, required=False)
+    description = serializers.CharField(required=False, allow_blank=True)
+
+
+class CampaignOutputSerializer(serializers.ModelSerializer):
+    labels = LabelSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = Campaign
+        fields = [
+            "id",
+            "name",
+            "slug",
+            "status",
+            "task_type",
+            "text_name",
+            "context_name",
+            "instructions",
+            "labels",
+            "created_at",
+            "generators",
+            "candidates_per_original",
+            "fluency_threshold",
+            "targeting",
+            "selected_per_original",
+            "weight_base",
+            "weight_removed",
+            "weight_added",
+            "weight_tree",
+            "weight_code",
+            "training_rounds",
+            "rounds_per_assignment",
+            "gold_rounds_per_assignment",
+            "judgments_per_candidate",
+            "lease_minutes",
+            "max_requeues",
+            "min_median_seconds",
+            "min_gold_correct",
+            "agreement_threshold",
+            "label_distribution_threshold",
+        ]
+
+
+class CampaignListApi(APIView):
+    @extend_schema(responses=CampaignOutputSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        paginator = PageNumberPagination()
+        queryset = selectors.campaigns_for_owner(request.user).prefetch_related("labels")
+        page = paginator.paginate_queryset(queryset, request, view=self)
+        return paginator.get_paginated_response(CampaignOutputSerializer(page, many=True).data)
+
+
+class CampaignCreateApi(APIView):
+    @extend_schema_serializer(component_name="CampaignCreateInput")
+    class InputSerializer(serializers.Serializer):
+        name = serializers.CharField(max_length=200)
+        task_type = serializers.ChoiceField(choices=TaskType.choices)
+        labels = LabelSerializer(many=True, required=False)
+        text_name = serializers.CharField(max_length=60, required=False)
+        context_name = serializers.CharField(max_length=60, required=False, allow_blank=True)
+        instructions = serializers.CharField(required=False, allow_blank=True)
+        settings = serializers.DictField(required=False)
+
+    @extend_schema(request=InputSerializer, responses={201: CampaignOutputSerializer})
+    def post(self, request: Request) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        campaign = services.campaign_create(owner=request.user, **serializer.validated_data)
+        return Response(CampaignOutputSerializer(campaign).data, status=status.HTTP_201_CREATED)
+
+
+class CampaignDetailApi(APIView):
+    @extend_schema(responses=CampaignOutputSerializer)
+    def get(self, request: Request, campaign_id: int) -> Response:
+        campaign = selectors.campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        return Response(CampaignOutputSerializer(campaign).data)
+
+
+class OriginalOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    external_id = serializers.CharField()
+    text = serializers.CharField()
+    context = serializers.CharField()
+    label = serializers.CharField(source="label.value")
+    slice_tags = serializers.ListField(child=serializers.CharField())
+    priority = serializers.FloatField()
+
+
+class OriginalListApi(APIView):
+    @extend_schema(responses=OriginalOutputSerializer(many=True))
+    def get(self, request: Request, campaign_id: int) -> Response:
+        campaign = selectors.campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        paginator = PageNumberPagination()
+        page = paginator.paginate_queryset(selectors.originals_of(campaign), request, view=self)
+        return paginator.get_paginated_response(OriginalOutputSerializer(page, many=True).data)
+
+
+class OriginalImportApi(APIView):
+    @extend_schema_serializer(component_name="OriginalImportInput")
+    class InputSerializer(serializers.Serializer):
+        records = serializers.ListField(
+            child=serializers.DictField(), allow_empty=False, max_length=100_000
+        )
+
+    @extend_schema_serializer(component_name="OriginalImportOutput")
+    class OutputSerializer(serializers.Serializer):
+        imported = serializers.IntegerField()
+
+    @extend_schema(request=InputSerializer, responses={201: OutputSerializer})
+    def post(self, request: Request, campaign_id: int) -> Response:
+        campaign = selectors.campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        imported = services.originals_import(
+            campaign=campaign, records=serializer.validated_data["records"]
+        )
+        return Response({"imported": imported}, status=status.HTTP_201_CREATED)

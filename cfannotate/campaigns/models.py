@@ -1,0 +1,214 @@
+"""A campaign: the task definition, its settings for every stage, and its originals."""
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import Q
+
+
+class TaskType(models.TextChoices):
+    SENTIMENT = "sentiment", "Sentiment (single text)"
+    NLI = "nli", "Natural language inference (hypothesis perturbed)"
+    DUPLICATE_QUESTIONS = "duplicate_questions", "Duplicate questions (Q2 perturbed)"
+    CAUSAL_STRENGTH = "causal_strength", "Causal strength (single text)"
+    CUSTOM = "custom", "Custom labels"
+
+
+class CampaignStatus(models.TextChoices):
+    DRAFT = "draft", "Draft"
+    GENERATING = "generating", "Generating"
+    REVIEW = "review", "Reviewing candidates"
+    LABELING = "labeling", "Labeling"
+    PAUSED = "paused", "Paused"
+    FINISHED = "finished", "Finished"
+
+
+class Campaign(models.Model):
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="campaigns"
+    )
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=80, unique=True)
+    status = models.CharField(
+        max_length=20, choices=CampaignStatus.choices, default=CampaignStatus.DRAFT
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    # The task. For pair tasks the context (premise, Q1) stays fixed and the text
+    # (hypothesis, Q2) is perturbed; single-text tasks leave context_name empty.
+    task_type = models.CharField(max_length=30, choices=TaskType.choices)
+    text_name = models.CharField(max_length=60, default="Sentence")
+    context_name = models.CharField(max_length=60, blank=True)
+    instructions = models.TextField(
+        blank=True, help_text="Task-specific instructions shown to workers (plain text)."
+    )
+
+    # Generation: one entry per generator, e.g. {"name": "polyjuice", "codes": [...]}.
+    generators = models.JSONField(default=list, blank=True)
+    candidates_per_original = models.PositiveIntegerField(
+        validators=[MinValueValidator(1), MaxValueValidator(1000)],
+        default=20,
+        help_text="How many candidates to generate per original before selection.",
+    )
+    fluency_threshold = models.FloatField(
+        validators=[MinValueValidator(0.0)],
+        default=10.0,
+        help_text="Drop a candidate whose log-probability falls more than this below the "
+        "original's, on the whole sentence or the changed phrase (Polyjuice §3.2).",
+    )
+    targeting = models.JSONField(
+        default=dict, blank=True, help_text="Slices and control code for targeted blanks."
+    )
+
+    # Selection (Polyjuice §4.1): weights of the relationship distance D_L.
+    selected_per_original = models.PositiveSmallIntegerField(
+        validators=[MinValueValidator(1), MaxValueValidator(50)], default=3
+    )
+    weight_base = models.FloatField(validators=[MinValueValidator(0.0)], default=1.0)
+    weight_removed = models.FloatField(validators=[MinValueValidator(0.0)], default=1.0)
+    weight_added = models.FloatField(validators=[MinValueValidator(0.0)], default=1.0)
+    weight_tree = models.FloatField(validators=[MinValueValidator(0.0)], default=0.5)
+    weight_code = models.FloatField(validators=[MinValueValidator(0.0)], default=1.0)
+
+    # Labeling (Appendix C.2).
+    training_rounds = models.PositiveSmallIntegerField(
+        validators=[MaxValueValidator(10)], default=1
+    )
+    rounds_per_assignment = models.PositiveSmallIntegerField(
+        validators=[MinValueValidator(1), MaxValueValidator(500)], default=20
+    )
+    gold_rounds_per_assignment = models.PositiveSmallIntegerField(
+        validators=[MaxValueValidator(100)], default=2
+    )
+    judgments_per_candidate = models.PositiveSmallIntegerField(
+        validators=[MinValueValidator(1), MaxValueValidator(50)],
+        default=2,
+        help_text="K: judgments each counterfactual needs from distinct workers.",
+    )
+    lease_minutes = models.PositiveIntegerField(
+        validators=[MinValueValidator(1)],
+        default=90,
+        help_text="An assignment idle this long returns its units to the pool.",
+    )
+    max_requeues = models.PositiveSmallIntegerField(
+        default=2, help_text="How many extra judgment rounds a disputed candidate may get."
+    )
+
+    # Quality control (Appendix C.2).
+    min_median_seconds = models.FloatField(validators=[MinValueValidator(0.0)], default=18.0)
+    min_gold_correct = models.PositiveSmallIntegerField(default=4)
+    agreement_threshold = models.FloatField(
+        validators=[MinValueValidator(0.01), MaxValueValidator(1.0)],
+        default=1.0,
+        help_text="Share of qualified votes that must agree on the class label.",
+    )
+    label_distribution_threshold = models.FloatField(
+        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        default=0.5,
+        help_text="Flag a worker whose label distribution diverges from the campaign's by "
+        "more than this total-variation distance.",
+    )
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["owner", "-created_at"], name="campaign_owner_recent")]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(selected_per_original__gte=1), name="campaign_selects_at_least_one"
+            ),
+            models.CheckConstraint(
+                condition=Q(rounds_per_assignment__gte=1), name="campaign_has_rounds"
+            ),
+            models.CheckConstraint(
+                condition=Q(judgments_per_candidate__gte=1), name="campaign_needs_judgments"
+            ),
+            models.CheckConstraint(
+                condition=Q(lease_minutes__gte=1), name="campaign_lease_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(agreement_threshold__gt=0) & Q(agreement_threshold__lte=1),
+                name="campaign_agreement_threshold_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(label_distribution_threshold__gte=0)
+                & Q(label_distribution_threshold__lte=1),
+                name="campaign_distribution_threshold_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(fluency_threshold__gte=0), name="campaign_fluency_threshold_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(weight_base__gte=0)
+                & Q(weight_removed__gte=0)
+                & Q(weight_added__gte=0)
+                & Q(weight_tree__gte=0)
+                & Q(weight_code__gte=0),
+                name="campaign_weights_non_negative",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_pair_task(self) -> bool:
+        return bool(self.context_name)
+
+    @property
+    def rounds_total(self) -> int:
+        """Rounds after training: real plus hidden gold ("Round k of 22")."""
+        return self.rounds_per_assignment + self.gold_rounds_per_assignment
+
+
+class CampaignLabel(models.Model):
+    """One class of the campaign's label set, with what workers see."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="labels")
+    value = models.SlugField(max_length=60, help_text="Stored and exported value.")
+    display_name = models.CharField(max_length=80)
+    description = models.TextField(blank=True)
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["campaign", "position", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "value"], name="label_value_unique"),
+            models.UniqueConstraint(
+                fields=["campaign", "display_name"], name="label_display_name_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.display_name
+
+
+class Original(models.Model):
+    """A labeled instance x from the researcher's dataset."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="originals")
+    external_id = models.CharField(max_length=200, help_text="Id from the uploaded dataset.")
+    text = models.TextField(help_text="The field that gets perturbed.")
+    context = models.TextField(blank=True, help_text="The fixed field of a pair task.")
+    label = models.ForeignKey(CampaignLabel, on_delete=models.PROTECT, related_name="originals")
+    extra = models.JSONField(default=dict, blank=True, help_text="Other columns, kept as-is.")
+    slice_tags = models.JSONField(
+        default=list, blank=True, help_text="Names of the slicing functions that match."
+    )
+    priority = models.FloatField(
+        default=0.0, help_text="Higher is labeled first (model-in-the-loop, corpus selection)."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["campaign", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign", "external_id"], name="original_external_id_unique"
+            ),
+            models.CheckConstraint(condition=~Q(text=""), name="original_text_not_empty"),
+        ]
+        indexes = [models.Index(fields=["campaign", "-priority"], name="original_priority")]
+
+    def __str__(self) -> str:
+        return f"{self.external_id}: {self.text[:60]}"

@@ -1,0 +1,246 @@
+"""Writes of campaigns: creation from a task template, and importing originals."""
+
+import secrets
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.utils.text import slugify
+
+from cfannotate.campaigns.models import Campaign, CampaignLabel, Original, TaskType
+from cfannotate.campaigns.task_templates import LabelTemplate, template_for
+from cfannotate.core.exceptions import InvalidInput
+
+MAX_TEXT_CHARS = 10_000
+MAX_ROW_ERRORS_REPORTED = 50
+
+
+@transaction.atomic
+def campaign_create(
+    *,
+    owner,
+    name: str,
+    task_type: str,
+    labels: list[Mapping[str, str]] | None = None,
+    text_name: str | None = None,
+    context_name: str | None = None,
+    instructions: str | None = None,
+    settings: Mapping[str, object] | None = None,
+) -> Campaign:
+    """Create a campaign with its label set.
+
+    Template task types bring their labels, field names and instructions; any of
+    them may be overridden. Custom tasks must give at least two labels.
+    """
+    name = (name or "").strip()
+    if not name:
+        raise InvalidInput("A campaign needs a name.", fields={"name": ["This field is required."]})
+    if task_type not in TaskType.values:
+        raise InvalidInput(
+            f"Unknown task type {task_type!r}.",
+            fields={"task_type": [f"Choose one of: {', '.join(TaskType.values)}."]},
+        )
+    template = template_for(task_type)
+    label_templates = _label_templates(labels, template)
+
+    campaign = Campaign(
+        owner=owner,
+        name=name,
+        slug=_unique_slug(name),
+        task_type=task_type,
+        text_name=text_name or (template.text_name if template else "Sentence"),
+        context_name=context_name
+        if context_name is not None
+        else (template.context_name if template else ""),
+        instructions=instructions
+        if instructions is not None
+        else (template.instructions if template else ""),
+    )
+    _apply_settings(campaign, settings or {})
+    campaign.full_clean()
+    campaign.save()
+    CampaignLabel.objects.bulk_create(
+        CampaignLabel(
+            campaign=campaign,
+            value=label.value,
+            display_name=label.display_name,
+            description=label.description,
+            position=position,
+        )
+        for position, label in enumerate(label_templates)
+    )
+    return campaign
+
+
+SETTING_FIELDS = {
+    "generators",
+    "candidates_per_original",
+    "fluency_threshold",
+    "targeting",
+    "selected_per_original",
+    "weight_base",
+    "weight_removed",
+    "weight_added",
+    "weight_tree",
+    "weight_code",
+    "training_rounds",
+    "rounds_per_assignment",
+    "gold_rounds_per_assignment",
+    "judgments_per_candidate",
+    "lease_minutes",
+    "max_requeues",
+    "min_median_seconds",
+    "min_gold_correct",
+    "agreement_threshold",
+    "label_distribution_threshold",
+}
+
+
+def _apply_settings(campaign: Campaign, settings: Mapping[str, object]) -> None:
+    unknown = sorted(set(settings) - SETTING_FIELDS)
+    if unknown:
+        raise InvalidInput(
+            f"Unknown campaign settings: {', '.join(unknown)}.",
+            fields={name: ["Not a campaign setting."] for name in unknown},
+        )
+    for name, value in settings.items():
+        setattr(campaign, name, value)
+
+
+def _label_templates(labels: list[Mapping[str, str]] | None, template) -> list[LabelTemplate]:
+    if not labels:
+        if template is None:
+            raise InvalidInput(
+                "A custom task needs its labels.",
+                fields={"labels": ["Give at least two labels."]},
+            )
+        return list(template.labels)
+    parsed = []
+    errors = []
+    for index, item in enumerate(labels):
+        value = slugify(str(item.get("value", ""))).replace("-", "_")
+        display = str(item.get("display_name") or item.get("value") or "").strip()
+        if not value or not display:
+            errors.append(f"Label {index + 1} needs a value made of letters, digits or _.")
+            continue
+        parsed.append(LabelTemplate(value, display, str(item.get("description", ""))))
+    values = [label.value for label in parsed]
+    if len(set(values)) != len(values):
+        errors.append("Label values must be distinct.")
+    if len(parsed) < 2 and not errors:
+        errors.append("Give at least two labels.")
+    if errors:
+        raise InvalidInput("The label set is invalid.", fields={"labels": errors})
+    return parsed
+
+
+def _unique_slug(name: str) -> str:
+    base = slugify(name)[:60] or "campaign"
+    slug = base
+    while Campaign.objects.filter(slug=slug).exists():
+        slug = f"{base}-{secrets.token_hex(3)}"
+    return slug
+
+
+@dataclass(frozen=True)
+class RowError:
+    row: int  # 1-based, as a spreadsheet shows it
+    field: str
+    message: str
+
+
+def _label_lookup(campaign: Campaign) -> dict[str, CampaignLabel]:
+    """Every spelling accepted for each label: value, display name, template aliases."""
+    lookup: dict[str, CampaignLabel] = {}
+    labels = list(campaign.labels.all())
+    for label in labels:
+        lookup[label.value.lower()] = label
+        lookup[label.display_name.lower()] = label
+    template = template_for(campaign.task_type)
+    if template:
+        by_value = {label.value: label for label in labels}
+        for alias, value in template.label_aliases.items():
+            if value in by_value:
+                lookup.setdefault(alias.lower(), by_value[value])
+    return lookup
+
+
+@transaction.atomic
+def originals_import(*, campaign: Campaign, records: Iterable[Mapping[str, object]]) -> int:
+    """Validate every record, then insert all of them or none.
+
+    A record has `text`, `label`, optionally `id` and (for pair tasks) `context`;
+    other keys are kept in `extra`. Raises InvalidInput with one entry per bad row.
+    """
+    lookup = _label_lookup(campaign)
+    existing_ids = set(campaign.originals.values_list("external_id", flat=True))
+    next_number = campaign.originals.count() + 1
+    seen_ids: set[str] = set()
+    errors: list[RowError] = []
+    to_create: list[Original] = []
+
+    for row, record in enumerate(records, start=1):
+        row_errors = []
+        text = str(record.get("text") or "").strip()
+        context = str(record.get("context") or "").strip()
+        raw_label = str(record.get("label") if record.get("label") is not None else "").strip()
+        external_id = str(record.get("id") or "").strip() or f"row-{next_number + row - 1}"
+
+        if not text:
+            row_errors.append(RowError(row, "text", "The text is empty."))
+        elif len(text) > MAX_TEXT_CHARS:
+            row_errors.append(
+                RowError(
+                    row,
+                    "text",
+                    f"The text has {len(text)} characters; the limit is {MAX_TEXT_CHARS}.",
+                )
+            )
+        if campaign.is_pair_task and not context:
+            row_errors.append(
+                RowError(row, "context", f"The {campaign.context_name.lower()} is empty.")
+            )
+        label = lookup.get(raw_label.lower())
+        if label is None:
+            allowed = ", ".join(campaign.labels.values_list("value", flat=True))
+            row_errors.append(
+                RowError(row, "label", f"Unknown label {raw_label!r}; expected one of {allowed}.")
+            )
+        if external_id in existing_ids or external_id in seen_ids:
+            row_errors.append(RowError(row, "id", f"The id {external_id!r} is used twice."))
+        seen_ids.add(external_id)
+
+        if row_errors:
+            errors.extend(row_errors)
+            continue
+        extra = {
+            key: value
+            for key, value in record.items()
+            if key not in {"id", "text", "context", "label"}
+        }
+        to_create.append(
+            Original(
+                campaign=campaign,
+                external_id=external_id[:200],
+                text=text,
+                context=context,
+                label=label,
+                extra=extra,
+            )
+        )
+
+    if errors:
+        shown = errors[:MAX_ROW_ERRORS_REPORTED]
+        fields: dict[str, list[str]] = {}
+        for error in shown:
+            fields.setdefault(f"row {error.row}", []).append(f"{error.field}: {error.message}")
+        more = len(errors) - len(shown)
+        rows = len({error.row for error in errors})
+        message = f"{rows} row(s) are invalid; nothing was imported."
+        if more:
+            message += f" {more} more error(s) not shown."
+        raise InvalidInput(message, fields=fields)
+    if not to_create:
+        raise InvalidInput("The dataset has no rows; nothing was imported.")
+    Original.objects.bulk_create(to_create, batch_size=1000)
+    return len(to_create)

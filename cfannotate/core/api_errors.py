@@ -1,0 +1,67 @@
+"""Turns every API error into `{"message": ..., "fields": {...}}` with a 4xx status."""
+
+from django.core.exceptions import PermissionDenied
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404
+from rest_framework import exceptions as drf_exceptions
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from cfannotate.core.exceptions import CfannotateError
+
+
+def _flatten_fields(detail) -> dict[str, list[str]]:
+    if isinstance(detail, dict):
+        fields: dict[str, list[str]] = {}
+        for name, value in detail.items():
+            if isinstance(value, dict):
+                for sub_name, sub_value in _flatten_fields(value).items():
+                    fields[f"{name}.{sub_name}"] = sub_value
+            elif isinstance(value, list):
+                fields[str(name)] = [str(item) for item in _flatten_messages(value)]
+            else:
+                fields[str(name)] = [str(value)]
+        return fields
+    return {}
+
+
+def _flatten_messages(values) -> list[str]:
+    messages = []
+    for value in values:
+        if isinstance(value, list | tuple):
+            messages.extend(_flatten_messages(value))
+        elif isinstance(value, dict):
+            messages.extend(
+                f"{key}: {msg}" for key, msgs in _flatten_fields(value).items() for msg in msgs
+            )
+        else:
+            messages.append(str(value))
+    return messages
+
+
+def exception_handler(exc, context):
+    if isinstance(exc, CfannotateError):
+        return Response({"message": exc.message, "fields": exc.fields}, status=exc.status_code)
+    if isinstance(exc, DjangoValidationError):
+        fields = {k: [str(m) for m in v] for k, v in getattr(exc, "message_dict", {}).items()}
+        message = "; ".join(exc.messages) or "Invalid input."
+        return Response({"message": message, "fields": fields}, status=400)
+    if isinstance(exc, Http404):
+        exc = drf_exceptions.NotFound()
+    elif isinstance(exc, PermissionDenied):
+        exc = drf_exceptions.PermissionDenied()
+
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None
+    if isinstance(exc, drf_exceptions.ValidationError):
+        fields = _flatten_fields(exc.detail)
+        if isinstance(exc.detail, list):
+            message = "; ".join(_flatten_messages(exc.detail))
+        else:
+            message = "Some fields are invalid: " + ", ".join(sorted(fields)) + "."
+        response.data = {"message": message, "fields": fields}
+    else:
+        detail = getattr(exc, "detail", None)
+        response.data = {"message": str(detail) if detail else str(exc), "fields": {}}
+    return response

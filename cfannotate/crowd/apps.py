@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class CrowdConfig(AppConfig):
+    name = "cfannotate.crowd"
+    verbose_name = "Crowd workers and platforms"

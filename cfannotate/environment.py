@@ -1,0 +1,103 @@
+"""Reads the deployment's configuration from environment variables, with clear errors.
+
+Settings import this module; it must not import Django models or apps.
+"""
+
+import os
+import secrets
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+TRUE_WORDS = {"1", "true", "yes", "on"}
+FALSE_WORDS = {"0", "false", "no", "off", ""}
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    word = raw.strip().lower()
+    if word in TRUE_WORDS:
+        return True
+    if word in FALSE_WORDS:
+        return False
+    raise ImproperlyConfigured(
+        f"{name} must be one of 1/0, true/false, yes/no or on/off, not {raw!r}."
+    )
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a whole number, not {raw!r}.") from None
+
+
+def secret_key(*, production: bool, state_dir: Path) -> str:
+    """The secret key: required from the environment in production.
+
+    For a development or demo install a random key is generated once and kept in
+    the state directory, so signed worker tokens survive restarts without anyone
+    shipping a well-known key.
+    """
+    key = os.environ.get("CFANNOTATE_SECRET_KEY", "").strip()
+    if key:
+        if production and len(key) < 50:
+            raise ImproperlyConfigured(
+                "CFANNOTATE_SECRET_KEY must be at least 50 characters in production."
+            )
+        return key
+    if production:
+        raise ImproperlyConfigured(
+            "CFANNOTATE_SECRET_KEY is not set; production mode (CFANNOTATE_PRODUCTION=1) "
+            "needs a long random secret, e.g. from "
+            "`python -c 'import secrets; print(secrets.token_urlsafe(64))'`."
+        )
+    key_file = state_dir / "secret_key"
+    if key_file.exists():
+        return key_file.read_text().strip()
+    state_dir.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_urlsafe(64)
+    key_file.write_text(key)
+    key_file.chmod(0o600)
+    return key
+
+
+def database(*, url: str | None, sqlite_path: Path) -> dict:
+    """The default database: SQLite in the state directory, or DATABASE_URL."""
+    import dj_database_url
+
+    if not url:
+        return {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": str(sqlite_path),
+            # WAL lets the web server and db_worker processes read while one writes.
+            "OPTIONS": {
+                "transaction_mode": "IMMEDIATE",
+                "timeout": 20,
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            },
+        }
+    scheme = url.split("://", 1)[0] if "://" in url else ""
+    if scheme not in {"postgres", "postgresql", "pgsql", "sqlite"}:
+        raise ImproperlyConfigured(
+            f"DATABASE_URL must start with postgres:// or sqlite://, not {scheme or url!r}."
+        )
+    try:
+        config = dj_database_url.parse(url, conn_max_age=60, conn_health_checks=True)
+    except ValueError as error:
+        raise ImproperlyConfigured(f"DATABASE_URL could not be read: {error}.") from None
+    if config["ENGINE"] == "django.db.backends.postgresql":
+        config.setdefault("OPTIONS", {})["connect_timeout"] = 5
+    return config

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class QualityConfig(AppConfig):
+    name = "cfannotate.quality"
+    verbose_name = "Quality control and aggregation"

@@ -1,0 +1,185 @@
+"""Django settings for cfannotate, read from the environment.
+
+Development and the demo need nothing set: SQLite in ./var, a generated secret
+key, DEBUG on, localhost only. Production (CFANNOTATE_PRODUCTION=1) requires a
+secret key and allowed hosts and turns on every protection `check --deploy`
+asks for.
+"""
+
+import os
+import sys
+from pathlib import Path
+
+from cfannotate import environment
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+STATE_DIR = Path(os.environ.get("CFANNOTATE_STATE_DIR", BASE_DIR / "var"))
+
+PRODUCTION = environment.env_bool("CFANNOTATE_PRODUCTION", False)
+DEBUG = environment.env_bool("CFANNOTATE_DEBUG", not PRODUCTION)
+SECRET_KEY = environment.secret_key(production=PRODUCTION, state_dir=STATE_DIR)
+ALLOWED_HOSTS = environment.env_list(
+    "CFANNOTATE_ALLOWED_HOSTS", [] if PRODUCTION else ["127.0.0.1", "localhost", "[::1]"]
+)
+if PRODUCTION and not ALLOWED_HOSTS:
+    from django.core.exceptions import ImproperlyConfigured
+
+    raise ImproperlyConfigured(
+        "CFANNOTATE_ALLOWED_HOSTS is not set; production mode needs the host names the "
+        "site is served under, comma-separated."
+    )
+CSRF_TRUSTED_ORIGINS = environment.env_list("CFANNOTATE_CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "django_htmx",
+    "template_partials",
+    "django_tasks",
+    "django_tasks_db",
+    "cfannotate.core",
+    "cfannotate.campaigns",
+    "cfannotate.candidates",
+    "cfannotate.crowd",
+    "cfannotate.labeling",
+    "cfannotate.quality",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "cfannotate.core.middleware.ContentSecurityPolicyMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "cfannotate.urls"
+WSGI_APPLICATION = "cfannotate.wsgi.application"
+ASGI_APPLICATION = "cfannotate.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": environment.database(
+        url=os.environ.get("DATABASE_URL"), sqlite_path=STATE_DIR / "cfannotate.sqlite3"
+    )
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Background work: the database queue; GPU workers listen on "generation".
+TASKS = {
+    "default": {
+        "BACKEND": "django_tasks_db.DatabaseBackend",
+        "QUEUES": ["default", "generation"],
+    }
+}
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "home"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = Path(os.environ.get("CFANNOTATE_STATIC_ROOT", STATE_DIR / "staticfiles"))
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        if PRODUCTION
+        else "django.contrib.staticfiles.storage.StaticFilesStorage"
+    },
+}
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+# Serve static files straight from the finders when nobody ran collectstatic.
+WHITENOISE_USE_FINDERS = not PRODUCTION
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.SessionAuthentication",
+        "rest_framework.authentication.TokenAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "PAGE_SIZE": 50,
+    "EXCEPTION_HANDLER": "cfannotate.core.api_errors.exception_handler",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "cfannotate API",
+    "DESCRIPTION": "Campaigns, candidates, labeling and exports for counterfactual datasets.",
+    "VERSION": "0.1.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+
+# Security. Everything denies framing; worker pages relax frame-ancestors to the
+# crowd platforms' origins only (see cfannotate.core.middleware).
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SESSION_COOKIE_HTTPONLY = True
+if PRODUCTION:
+    SECURE_SSL_REDIRECT = environment.env_bool("CFANNOTATE_SSL_REDIRECT", True)
+    SECURE_HSTS_SECONDS = environment.env_int("CFANNOTATE_HSTS_SECONDS", 31536000)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    if environment.env_bool("CFANNOTATE_BEHIND_PROXY", False):
+        SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+    },
+    "handlers": {
+        "stderr": {"class": "logging.StreamHandler", "stream": sys.stderr, "formatter": "plain"},
+    },
+    "root": {"handlers": ["stderr"], "level": os.environ.get("CFANNOTATE_LOG_LEVEL", "INFO")},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+    },
+}

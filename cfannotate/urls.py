@@ -1,0 +1,24 @@
+"""Top-level URLs: HTML pages, the API under api/, the admin."""
+
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+
+from cfannotate.core import views as core_views
+
+api_patterns = [
+    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
+    path("", include("cfannotate.campaigns.api_urls")),
+]
+
+urlpatterns = [
+    path("", core_views.home, name="home"),
+    path("healthz", core_views.health, name="health"),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("campaigns/", include("cfannotate.campaigns.urls")),
+    path("api/", include(api_patterns)),
+    path("admin/", admin.site.urls),
+]

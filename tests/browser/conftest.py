@@ -1,0 +1,50 @@
+"""A real Chromium (Debian's package) driven by Playwright against the live test server."""
+
+import os
+import shutil
+
+import pytest
+
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def chromium_path() -> str:
+    path = os.environ.get("CFANNOTATE_CHROMIUM") or shutil.which("chromium")
+    if not path:
+        pytest.fail("Browser tests need Debian's chromium: run `make browser` "
+                    "(apt-get install -y chromium).")
+    return path
+
+
+@pytest.fixture(scope="session")
+def browser():
+    # Playwright's sync API runs an event loop in this thread; the ORM calls that
+    # the tests make between page actions are still plain synchronous code.
+    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=chromium_path(), headless=True, args=CHROMIUM_FLAGS
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context()
+    page = context.new_page()
+    page.console_errors = []
+    page.on("console", lambda msg: msg.type == "error" and page.console_errors.append(msg.text))
+    page.on("pageerror", lambda error: page.console_errors.append(str(error)))
+    yield page
+    context.close()

@@ -1,0 +1,45 @@
+"""The researcher's pages in a real browser: login, campaign list, htmx paging, logout."""
+
+import pytest
+
+from tests.factories import make_campaign, make_original, make_user
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_login_browse_and_page_with_htmx(live_server, page):
+    researcher = make_user("carol")
+    campaign = make_campaign(owner=researcher, name="Browser reviews")
+    for index in range(30):
+        make_original(campaign, text=f"Review number {index:02d}")
+
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill("#id_username", "carol")
+    page.fill("#id_password", "pw-for-tests")
+    page.click("button[type=submit]")
+    page.get_by_role("link", name="Browser reviews").click()
+    assert page.get_by_text("Page 1 of 2").is_visible()
+
+    # htmx swaps only the originals fragment and pushes the URL.
+    page.evaluate("window.__marker = 'kept'")
+    page.get_by_role("link", name="Next").click()
+    page.get_by_text("Page 2 of 2").wait_for()
+    assert page.get_by_text("Review number 29").is_visible()
+    assert page.evaluate("window.__marker") == "kept", "the page was reloaded, not swapped"
+    assert page.url.endswith("?page=2")
+
+    # No CSP violation or script error happened along the way.
+    assert page.console_errors == []
+
+    page.get_by_role("button", name="Log out carol").click()
+    page.get_by_role("link", name="Log in as a researcher").wait_for()
+
+
+def test_wrong_password_shows_an_error(live_server, page):
+    make_user("dave")
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill("#id_username", "dave")
+    page.fill("#id_password", "wrong")
+    page.click("button[type=submit]")
+    alert = page.get_by_role("alert")
+    assert "correct username and password" in alert.inner_text()

@@ -1,0 +1,146 @@
+import pytest
+from django.core.exceptions import ValidationError
+
+from cfannotate.campaigns.models import Original, TaskType
+from cfannotate.campaigns.services import MAX_TEXT_CHARS, campaign_create, originals_import
+from cfannotate.core.exceptions import InvalidInput
+
+
+def test_nli_template_brings_labels_and_field_names(researcher):
+    campaign = campaign_create(owner=researcher, name="SNLI", task_type=TaskType.NLI)
+    assert [label.display_name for label in campaign.labels.all()] == [
+        "Definitely True",
+        "May be True",
+        "Definitely False",
+    ]
+    assert (campaign.context_name, campaign.text_name) == ("Premise", "Hypothesis")
+    assert campaign.is_pair_task
+    assert "premise" in campaign.instructions.lower()
+
+
+def test_defaults_follow_the_paper(campaign):
+    assert campaign.selected_per_original == 3
+    assert (
+        campaign.training_rounds,
+        campaign.rounds_per_assignment,
+        campaign.gold_rounds_per_assignment,
+    ) == (1, 20, 2)
+    assert campaign.rounds_total == 22
+    assert campaign.judgments_per_candidate == 2
+    assert campaign.min_median_seconds == 18.0
+    assert campaign.min_gold_correct == 4
+    assert campaign.fluency_threshold == 10.0
+
+
+def test_custom_task_takes_researcher_labels(researcher):
+    campaign = campaign_create(
+        owner=researcher,
+        name="Toxicity",
+        task_type=TaskType.CUSTOM,
+        labels=[
+            {"value": "toxic", "display_name": "Toxic"},
+            {"value": "Not Toxic", "description": "Civil language"},
+        ],
+    )
+    assert list(campaign.labels.values_list("value", "display_name")) == [
+        ("toxic", "Toxic"),
+        ("not_toxic", "Not Toxic"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "labels, expected",
+    [
+        (None, "Give at least two labels"),
+        ([{"value": "only"}], "Give at least two labels"),
+        ([{"value": "a"}, {"value": "A"}], "distinct"),
+        ([{"value": "a"}, {"value": "!!!"}], "Label 2 needs a value"),
+    ],
+)
+def test_custom_task_label_errors(researcher, labels, expected):
+    with pytest.raises(InvalidInput) as error:
+        campaign_create(owner=researcher, name="X", task_type=TaskType.CUSTOM, labels=labels)
+    assert any(expected in message for message in error.value.fields["labels"])
+
+
+def test_unknown_task_type_and_setting_are_refused(researcher):
+    with pytest.raises(InvalidInput, match="Unknown task type"):
+        campaign_create(owner=researcher, name="X", task_type="poetry")
+    with pytest.raises(InvalidInput, match="Unknown campaign settings: colour"):
+        campaign_create(
+            owner=researcher, name="X", task_type="sentiment", settings={"colour": "red"}
+        )
+
+
+def test_out_of_range_settings_are_refused(researcher):
+    with pytest.raises(ValidationError):
+        campaign_create(
+            owner=researcher, name="X", task_type="sentiment", settings={"agreement_threshold": 1.5}
+        )
+
+
+def test_slugs_stay_unique(researcher):
+    first = campaign_create(owner=researcher, name="Same name", task_type="sentiment")
+    second = campaign_create(owner=researcher, name="Same name", task_type="sentiment")
+    assert first.slug == "same-name"
+    assert second.slug.startswith("same-name-") and second.slug != first.slug
+
+
+def test_import_accepts_values_display_names_and_aliases(campaign):
+    imported = originals_import(
+        campaign=campaign,
+        records=[
+            {"id": "a", "text": "Great film.", "label": "positive"},
+            {"id": "b", "text": "Awful film.", "label": "Negative"},
+            {"text": "Fine film.", "label": 1, "source": "imdb"},
+        ],
+    )
+    assert imported == 3
+    rows = list(Original.objects.filter(campaign=campaign).order_by("id"))
+    assert [row.label.value for row in rows] == ["positive", "negative", "positive"]
+    assert rows[2].external_id == "row-3"
+    assert rows[2].extra == {"source": "imdb"}
+
+
+def test_import_reports_every_bad_row_and_imports_nothing(campaign):
+    with pytest.raises(InvalidInput) as error:
+        originals_import(
+            campaign=campaign,
+            records=[
+                {"id": "ok", "text": "Good.", "label": "positive"},
+                {"id": "empty", "text": "   ", "label": "positive"},
+                {"id": "badlabel", "text": "Hmm.", "label": "neutral"},
+                {"id": "huge", "text": "x" * (MAX_TEXT_CHARS + 1), "label": "negative"},
+                {"id": "ok", "text": "Duplicate id.", "label": "negative"},
+            ],
+        )
+    assert error.value.message == "4 row(s) are invalid; nothing was imported."
+    fields = error.value.fields
+    assert fields["row 2"] == ["text: The text is empty."]
+    assert "Unknown label 'neutral'" in fields["row 3"][0]
+    assert "limit is" in fields["row 4"][0]
+    assert "used twice" in fields["row 5"][0]
+    assert not Original.objects.filter(campaign=campaign).exists()
+
+
+def test_import_requires_context_for_pair_tasks(researcher):
+    campaign = campaign_create(owner=researcher, name="NLI", task_type=TaskType.NLI)
+    with pytest.raises(InvalidInput) as error:
+        originals_import(
+            campaign=campaign, records=[{"text": "A man sleeps.", "label": "entailment"}]
+        )
+    assert error.value.fields == {"row 1": ["context: The premise is empty."]}
+
+
+def test_import_of_nothing_is_an_error(campaign):
+    with pytest.raises(InvalidInput, match="no rows"):
+        originals_import(campaign=campaign, records=[])
+
+
+def test_import_refuses_ids_already_in_the_campaign(campaign):
+    originals_import(campaign=campaign, records=[{"id": "a", "text": "One.", "label": "positive"}])
+    with pytest.raises(InvalidInput):
+        originals_import(
+            campaign=campaign, records=[{"id": "a", "text": "Two.", "label": "positive"}]
+        )
+    assert campaign.originals.count() == 1

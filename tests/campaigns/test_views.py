@@ -1,0 +1,43 @@
+from tests.factories import make_campaign, make_original
+
+
+def test_home_lists_my_campaigns(client, researcher, other_researcher):
+    make_campaign(owner=researcher, name="Mine <b>bold</b>")
+    make_campaign(owner=other_researcher, name="Theirs")
+    client.force_login(researcher)
+    html = client.get("/").content.decode()
+    assert "Mine &lt;b&gt;bold&lt;/b&gt;" in html
+    assert "Theirs" not in html
+
+
+def test_campaign_page_needs_login(client, campaign):
+    response = client.get(f"/campaigns/{campaign.id}/")
+    assert response.status_code == 302
+    assert "/accounts/login/" in response["Location"]
+
+
+def test_campaign_page_of_another_owner_is_404(client, other_researcher, campaign):
+    client.force_login(other_researcher)
+    assert client.get(f"/campaigns/{campaign.id}/").status_code == 404
+
+
+def test_campaign_page_escapes_dataset_text(client, researcher, campaign):
+    make_original(campaign, text="<script>alert(1)</script> was great")
+    client.force_login(researcher)
+    html = client.get(f"/campaigns/{campaign.id}/").content.decode()
+    assert "<script>alert(1)</script>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; was great" in html
+
+
+def test_htmx_pagination_returns_only_the_fragment(client, researcher, campaign):
+    for index in range(30):
+        make_original(campaign, text=f"Review {index:02d}")
+    client.force_login(researcher)
+    full = client.get(f"/campaigns/{campaign.id}/").content.decode()
+    assert "<html" in full and "Page 1 of 2" in full
+    fragment = client.get(
+        f"/campaigns/{campaign.id}/?page=2", HTTP_HX_REQUEST="true", HTTP_HX_TARGET="originals"
+    ).content.decode()
+    assert "<html" not in fragment
+    assert fragment.lstrip().startswith('<div id="originals">')
+    assert "Review 29" in fragment and "Page 2 of 2" in fragment

@@ -1,0 +1,45 @@
+"""Every API error is `{"message", "fields"}` with a 4xx."""
+
+import pytest
+from rest_framework.test import APIClient
+
+
+def test_unauthenticated_api_is_403_with_message(db):
+    response = APIClient().get("/api/campaigns/")
+    assert response.status_code in (401, 403)
+    assert set(response.json()) == {"message", "fields"}
+    assert "credentials" in response.json()["message"].lower()
+
+
+def test_unknown_campaign_is_404_with_message(api_client):
+    response = api_client.get("/api/campaigns/999999/")
+    assert response.status_code == 404
+    assert response.json() == {"message": "No campaign 999999 among yours.", "fields": {}}
+
+
+@pytest.mark.parametrize("payload", [{}, {"name": "", "task_type": "sentiment"}])
+def test_field_errors_are_listed(api_client, payload):
+    response = api_client.post("/api/campaigns/create/", payload, format="json")
+    assert response.status_code == 400
+    body = response.json()
+    assert "name" in body["fields"]
+    assert body["message"].startswith("Some fields are invalid")
+
+
+def test_malformed_json_is_400(api_client):
+    response = api_client.post(
+        "/api/campaigns/create/", data="{not json", content_type="application/json"
+    )
+    assert response.status_code == 400
+    assert "JSON parse error" in response.json()["message"]
+
+
+def test_token_authentication_works(researcher):
+    from rest_framework.authtoken.models import Token
+
+    token = Token.objects.create(user=researcher)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    assert client.get("/api/campaigns/").status_code == 200
+    client.credentials(HTTP_AUTHORIZATION="Token not-a-real-token")
+    assert client.get("/api/campaigns/").status_code in (401, 403)

@@ -1,0 +1,70 @@
+from pathlib import Path
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from cfannotate import environment
+
+
+def test_env_bool_reads_words(monkeypatch):
+    monkeypatch.setenv("X_FLAG", "Yes")
+    assert environment.env_bool("X_FLAG", False) is True
+    monkeypatch.setenv("X_FLAG", "off")
+    assert environment.env_bool("X_FLAG", True) is False
+    monkeypatch.delenv("X_FLAG")
+    assert environment.env_bool("X_FLAG", True) is True
+
+
+def test_env_bool_rejects_nonsense(monkeypatch):
+    monkeypatch.setenv("X_FLAG", "maybe")
+    with pytest.raises(ImproperlyConfigured, match="X_FLAG must be one of"):
+        environment.env_bool("X_FLAG", False)
+
+
+def test_env_list_splits_and_trims(monkeypatch):
+    monkeypatch.setenv("X_HOSTS", " a.example , b.example,, ")
+    assert environment.env_list("X_HOSTS", []) == ["a.example", "b.example"]
+
+
+def test_env_int_rejects_words(monkeypatch):
+    monkeypatch.setenv("X_NUM", "ten")
+    with pytest.raises(ImproperlyConfigured, match="whole number"):
+        environment.env_int("X_NUM", 1)
+
+
+def test_secret_key_is_generated_once_and_kept(tmp_path: Path, monkeypatch):
+    monkeypatch.delenv("CFANNOTATE_SECRET_KEY", raising=False)
+    first = environment.secret_key(production=False, state_dir=tmp_path)
+    second = environment.secret_key(production=False, state_dir=tmp_path)
+    assert first == second
+    assert len(first) >= 50
+    assert (tmp_path / "secret_key").stat().st_mode & 0o077 == 0
+
+
+def test_secret_key_required_in_production(tmp_path: Path, monkeypatch):
+    monkeypatch.delenv("CFANNOTATE_SECRET_KEY", raising=False)
+    with pytest.raises(ImproperlyConfigured, match="CFANNOTATE_SECRET_KEY is not set"):
+        environment.secret_key(production=True, state_dir=tmp_path)
+    monkeypatch.setenv("CFANNOTATE_SECRET_KEY", "short")
+    with pytest.raises(ImproperlyConfigured, match="at least 50"):
+        environment.secret_key(production=True, state_dir=tmp_path)
+
+
+def test_database_defaults_to_sqlite(tmp_path: Path):
+    config = environment.database(url=None, sqlite_path=tmp_path / "db.sqlite3")
+    assert config["ENGINE"] == "django.db.backends.sqlite3"
+    assert config["NAME"] == str(tmp_path / "db.sqlite3")
+
+
+def test_database_url_selects_postgres(tmp_path: Path):
+    config = environment.database(
+        url="postgres://someone:secret@db.internal:5433/labels", sqlite_path=tmp_path / "x"
+    )
+    assert config["ENGINE"] == "django.db.backends.postgresql"
+    assert (config["HOST"], config["PORT"], config["NAME"]) == ("db.internal", 5433, "labels")
+    assert config["OPTIONS"]["connect_timeout"] == 5
+
+
+def test_database_url_with_unknown_scheme_is_refused(tmp_path: Path):
+    with pytest.raises(ImproperlyConfigured, match="must start with postgres://"):
+        environment.database(url="mysql://root@localhost/x", sqlite_path=tmp_path / "x")

@@ -1,0 +1,78 @@
+"""Small builders for test data; each makes a valid object with the least typing."""
+
+import itertools
+import secrets
+from datetime import timedelta
+
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+
+from cfannotate.campaigns.models import Campaign, Original, TaskType
+from cfannotate.campaigns.services import campaign_create
+from cfannotate.candidates.models import Candidate
+from cfannotate.crowd.models import Platform, Worker
+from cfannotate.labeling.models import Assignment, LabelingUnit, UnitItem
+
+_sequence = itertools.count(1)
+
+
+def make_user(username: str | None = None, **extra):
+    username = username or f"user{next(_sequence)}"
+    return get_user_model().objects.create_user(username=username, password="pw-for-tests", **extra)
+
+
+def make_campaign(owner=None, task_type: str = TaskType.SENTIMENT, **kwargs) -> Campaign:
+    owner = owner or make_user()
+    return campaign_create(
+        owner=owner,
+        name=kwargs.pop("name", f"Campaign {next(_sequence)}"),
+        task_type=task_type,
+        **kwargs,
+    )
+
+
+def make_original(
+    campaign: Campaign, text: str | None = None, label: str | None = None, context: str = ""
+) -> Original:
+    label_obj = campaign.labels.get(value=label) if label else campaign.labels.first()
+    number = next(_sequence)
+    return Original.objects.create(
+        campaign=campaign,
+        external_id=f"o{number}",
+        text=text or f"Sentence number {number}.",
+        context=context,
+        label=label_obj,
+    )
+
+
+def make_candidate(original: Original, text: str | None = None, **kwargs) -> Candidate:
+    return Candidate.objects.create(
+        campaign=original.campaign,
+        original=original,
+        text=f"{original.text} (variant {next(_sequence)})" if text is None else text,
+        generator=kwargs.pop("generator", "polyjuice"),
+        **kwargs,
+    )
+
+
+def make_unit(original: Original, candidates: int = 3, judgments_needed: int = 2) -> LabelingUnit:
+    unit = LabelingUnit.objects.create(
+        campaign=original.campaign, original=original, judgments_needed=judgments_needed
+    )
+    for position in range(candidates):
+        UnitItem.objects.create(unit=unit, candidate=make_candidate(original), position=position)
+    return unit
+
+
+def make_worker(platform: str = Platform.LINK) -> Worker:
+    return Worker.objects.create(platform=platform, external_id=f"w{next(_sequence)}")
+
+
+def make_assignment(campaign: Campaign, worker: Worker | None = None, **kwargs) -> Assignment:
+    return Assignment.objects.create(
+        campaign=campaign,
+        worker=worker or make_worker(),
+        token_nonce=secrets.token_hex(16),
+        lease_expires_at=timezone.now() + timedelta(minutes=campaign.lease_minutes),
+        **kwargs,
+    )

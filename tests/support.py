@@ -13,7 +13,8 @@ def run_manage(*args: str, env: dict[str, str] | None = None, timeout: int = 120
     base = {
         key: value
         for key, value in os.environ.items()
-        if not key.startswith("CFANNOTATE_") and key not in {"DATABASE_URL"}
+        if not key.startswith("CFANNOTATE_")
+        and key not in {"DATABASE_URL", "DJANGO_ALLOW_ASYNC_UNSAFE"}
     }
     base.update(env or {})
     return subprocess.run(

@@ -28,15 +28,22 @@ def chromium_path() -> str:
 def browser():
     # Playwright's sync API runs an event loop in this thread; the ORM calls that
     # the tests make between page actions are still plain synchronous code.
-    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=chromium_path(), headless=True, args=CHROMIUM_FLAGS
-        )
-        yield browser
-        browser.close()
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(
+                executable_path=chromium_path(), headless=True, args=CHROMIUM_FLAGS
+            )
+            yield browser
+            browser.close()
+    finally:
+        if previous is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
 
 
 @pytest.fixture

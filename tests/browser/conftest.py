@@ -19,8 +19,10 @@ CHROMIUM_FLAGS = [
 def chromium_path() -> str:
     path = os.environ.get("CFANNOTATE_CHROMIUM") or shutil.which("chromium")
     if not path:
-        pytest.fail("Browser tests need Debian's chromium: run `make browser` "
-                    "(apt-get install -y chromium).")
+        pytest.fail(
+            "Browser tests need Debian's chromium: run `make browser` "
+            "(apt-get install -y chromium)."
+        )
     return path
 
 

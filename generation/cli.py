@@ -1,0 +1,172 @@
+"""Command line: `python -m generation perturb ...` and `python -m generation train ...`.
+
+perturb prints one JSON object per candidate on stdout; progress and errors go to
+stderr, errors as one line with exit status 2.
+"""
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+from generation.tokens import CONTROL_CODES
+
+EXIT_USAGE = 2
+
+
+def _read_texts(args: argparse.Namespace) -> list[str]:
+    texts: list[str] = list(args.texts)
+    if args.file:
+        texts += Path(args.file).read_text(encoding="utf-8").splitlines()
+    if not texts or texts == ["-"]:
+        texts = [] if texts == ["-"] else texts
+        if not sys.stdin.isatty():
+            texts += sys.stdin.read().splitlines()
+    return [text.strip() for text in texts if text.strip() and text.strip() != "-"]
+
+
+def _candidate_json(candidate, original_text: str) -> dict:
+    fluency = candidate.fluency
+    return {
+        "original": original_text,
+        "text": candidate.record.text,
+        "generator": candidate.record.generator,
+        "code_requested": candidate.record.control_code,
+        "code": candidate.code,
+        "blanked": candidate.record.prompt,
+        "edit": candidate.edit,
+        "fluency": None if fluency is None else {"full": fluency.full, "changed": fluency.changed},
+        "kept": candidate.kept,
+        "dropped_by": candidate.dropped_by,
+    }
+
+
+def perturb_command(args: argparse.Namespace) -> int:
+    from generation.decoding import DecodingConfig
+    from generation.pipeline import PipelineSettings, perturb_texts
+    from generation.polyjuice import DEFAULT_CODES, PolyjuiceSettings
+
+    texts = _read_texts(args)
+    if not texts:
+        print("perturb: give texts as arguments, with --file, or on stdin.", file=sys.stderr)
+        return EXIT_USAGE
+    decoding = DecodingConfig(
+        do_sample=args.beams <= 1,
+        num_beams=max(1, args.beams),
+        per_prompt=args.n,
+        temperature=args.temperature,
+        top_p=args.top_p,
+        batch_size=args.batch_size,
+        seed=args.seed,
+    )
+    settings = PipelineSettings(
+        model=args.model,
+        device=args.device,
+        dtype=args.dtype,
+        fluency_threshold=None if args.no_filter else args.threshold,
+        polyjuice=PolyjuiceSettings(
+            codes=tuple(args.code) if args.code else DEFAULT_CODES,
+            strategy=args.strategy,
+            decoding=decoding,
+            seed=args.seed,
+            sentence_blank=not args.blank,
+            random_blank_sets=args.blank_sets,
+        ),
+    )
+    result = perturb_texts(
+        texts, settings, blanked=tuple(args.blank or ()), show_progress=not args.quiet
+    )
+    originals = {original.key: original.text for original in result.originals}
+    for candidate in result.candidates:
+        if args.kept_only and not candidate.kept:
+            continue
+        print(
+            json.dumps(
+                _candidate_json(candidate, originals[candidate.record.original_key]),
+                ensure_ascii=False,
+            )
+        )
+    stats = result.stats
+    if not args.quiet:
+        print(
+            f"{len(texts)} original(s): {stats.received} parsed candidates, {stats.duplicates} "
+            f"duplicates, {stats.copies} copies of x, {result.malformed} malformed answers, "
+            f"{stats.fluency_dropped} dropped by fluency, {stats.kept} kept.",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def _add_perturb_parser(commands) -> None:
+    parser = commands.add_parser(
+        "perturb",
+        help="Generate counterfactuals of sentences; one JSON line per candidate.",
+    )
+    parser.add_argument("texts", nargs="*", help="Sentences to perturb (or use --file / stdin).")
+    parser.add_argument("--file", help="A text file with one sentence per line.")
+    parser.add_argument("--generator", default="polyjuice", choices=["polyjuice"])
+    parser.add_argument(
+        "--code",
+        action="append",
+        choices=CONTROL_CODES,
+        help="Control code; repeat for several (default: Polyjuice's five).",
+    )
+    parser.add_argument(
+        "--blank",
+        action="append",
+        help='Blanked sentence, e.g. "It is [BLANK] for kids." (repeatable).',
+    )
+    parser.add_argument("--n", type=int, default=3, help="Candidates per prompt (default 3).")
+    parser.add_argument(
+        "--blank-sets",
+        type=int,
+        default=3,
+        help="Random blank sets per sentence besides the whole sentence.",
+    )
+    parser.add_argument(
+        "--model", default=None, help="Model: hub id, local directory, or the packaged default."
+    )
+    parser.add_argument("--strategy", default="auto", choices=["auto", "native", "fewshot"])
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--dtype", default="auto")
+    parser.add_argument("--beams", type=int, default=1, help="Beam search width (1: sampling).")
+    parser.add_argument("--temperature", type=float, default=1.0)
+    parser.add_argument("--top-p", type=float, default=0.9)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument(
+        "--threshold",
+        type=float,
+        default=10.0,
+        help="Fluency filter threshold in log-probability points (default 10).",
+    )
+    parser.add_argument("--no-filter", action="store_true", help="Skip the fluency filter.")
+    parser.add_argument("--kept-only", action="store_true", help="Print only kept candidates.")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--quiet", action="store_true", help="No progress bar or summary.")
+    parser.set_defaults(handler=perturb_command)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m generation", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    _add_perturb_parser(commands)
+    from generation.training import add_train_parser
+
+    add_train_parser(commands)
+    return parser
+
+
+def main(argv: Iterable[str] | None = None) -> int:
+    from generation.models import ModelUnavailable
+    from generation.parsing import ParserMissing
+
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    parser = build_parser()
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    try:
+        return args.handler(args)
+    except (ModelUnavailable, ParserMissing, ValueError, FileNotFoundError) as error:
+        print(f"{args.command}: {error}", file=sys.stderr)
+        return EXIT_USAGE

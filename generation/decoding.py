@@ -20,6 +20,7 @@ class DecodingConfig:
     do_sample: bool = True  # sampling (Polyjuice's default) or beam search
     temperature: float = 1.0
     top_p: float = 0.9
+    top_k: int = 50                 # transformers' default, which polyjuice-nlp sampled with
     num_beams: int = 1  # > 1 selects beam search (A.3.1 used beam = 10)
     per_prompt: int = 3  # continuations returned per prompt
     batch_size: int = 32  # prompts per forward pass; halved on CUDA OOM
@@ -93,58 +94,113 @@ def _supports_logits_to_keep(model) -> bool:
     return "logits_to_keep" in inspect.signature(model.forward).parameters
 
 
+@dataclass(frozen=True)
+class PromptParts:
+    """A prompt in three parts, so that what prompts share is computed once.
+
+    `shared` is the same for a whole group (few-shot examples), `context` for the
+    prompts of one original (`x <|perturb|>`), `own` is this prompt's ending
+    (`[code] blanked [SEP]`). The prompt is their concatenation.
+    """
+
+    shared: str
+    context: str
+    own: str
+
+    @property
+    def text(self) -> str:
+        return self.shared + self.context + self.own
+
+
+def _splits_cleanly(tokenizer, parts: PromptParts) -> bool:
+    """True when tokenizing the parts apart gives the tokens of the whole prompt."""
+    pieces = [piece for piece in (parts.shared, parts.context, parts.own) if piece]
+    apart = [i for piece in pieces for i in tokenizer(piece, add_special_tokens=False)["input_ids"]]
+    return apart == tokenizer(parts.text, add_special_tokens=False)["input_ids"]
+
+
 @torch.inference_mode()
-def _prefix_cache(lm, prefix: str):
-    """The key/value cache of a prompt prefix shared by many prompts (few-shot examples)."""
-    ids = lm.tokenizer(prefix, add_special_tokens=False, return_tensors="pt")["input_ids"]
-    ids = ids.to(lm.device)  # (1, prefix_len)
-    extra = {"logits_to_keep": 1} if _supports_logits_to_keep(lm.model) else {}
-    cache = lm.model(input_ids=ids, use_cache=True, **extra).past_key_values
+def _shared_cache(lm, shared: str):
+    """The key/value cache of a group's shared text, computed once (batch of one)."""
+    ids = lm.tokenizer(shared, add_special_tokens=False, return_tensors="pt")["input_ids"]
+    ids = ids.to(lm.device)  # (1, shared_len)
+    step = {"logits_to_keep": 1} if _supports_logits_to_keep(lm.model) else {}
+    cache = lm.model(input_ids=ids, use_cache=True, **step).past_key_values
     return ids, cache
 
 
+def _left_padded(tokenizer, texts: list[str], device) -> tuple[torch.Tensor, torch.Tensor]:
+    encoded = tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
+    return encoded["input_ids"].to(device), encoded["attention_mask"].to(device)
+
+
 @torch.inference_mode()
-def _prompt_cache(lm, queries: list[str], prefix, copies: int):
+def _prompt_cache(lm, parts: list[PromptParts], shared, copies: int):
     """Inputs and a key/value cache holding all but the last token of each prompt.
 
-    Rows read [prefix][padding][query]: the shared prefix comes from `prefix` (its ids
-    and cache, computed once), the padding is masked out, and position ids count
-    only real tokens. Each row is repeated `copies` times after the prefill, so a
-    prompt is prefilled once however many sequences are sampled from it.
-    Returns (input_ids, attention_mask, cache), with rows * copies rows.
+    Rows read [shared][padding][context][padding][own]. The shared part comes from
+    `shared` (ids and cache, computed once per group); each distinct context is
+    prefilled once and its cache rows copied to the prompts that use it; then each
+    prompt's own part is prefilled. Padding is masked and position ids count real
+    tokens only. Each row is finally repeated `copies` times, so a prompt is
+    prefilled once however many sequences are sampled from it.
+    Returns (input_ids, attention_mask, cache) with len(parts) * copies rows.
     """
-    model = lm.model
-    encoded = lm.tokenizer(queries, return_tensors="pt", padding=True, add_special_tokens=False)
-    input_ids = encoded["input_ids"].to(lm.device)  # (rows, query_len), left padded
-    attention_mask = encoded["attention_mask"].to(lm.device)
-    rows = len(queries)
-    start, cache = 0, None
-    if prefix is not None:
-        prefix_ids, prefix_kv = prefix  # (1, prefix_len), cache of batch 1
-        start = prefix_ids.shape[1]
-        input_ids = torch.cat([prefix_ids.expand(rows, -1), input_ids], dim=1)
-        attention_mask = torch.cat(
-            [torch.ones_like(prefix_ids).expand(rows, -1), attention_mask], dim=1
-        )
-        cache = copy.deepcopy(prefix_kv)
-        cache.batch_repeat_interleave(rows)
-    positions = (attention_mask.cumsum(-1) - 1).clamp(min=0)
-    if input_ids.shape[1] - 1 > start:
-        step = {"logits_to_keep": 1} if _supports_logits_to_keep(model) else {}
+    model, tokenizer, device = lm.model, lm.tokenizer, lm.device
+    step = {"logits_to_keep": 1} if _supports_logits_to_keep(model) else {}
+    contexts = list(dict.fromkeys(part.context for part in parts))
+    context_of = torch.tensor([contexts.index(part.context) for part in parts], device=device)
+
+    # 1. The shared part, repeated for every distinct context.
+    if shared is not None:
+        shared_ids, shared_kv = shared  # (1, shared_len), batch-1 cache
+        ids = shared_ids.expand(len(contexts), -1)
+        mask = torch.ones_like(ids)
+        cache = copy.deepcopy(shared_kv)
+        cache.batch_repeat_interleave(len(contexts))
+    else:
+        ids = torch.empty((len(contexts), 0), dtype=torch.long, device=device)
+        mask, cache = ids.clone(), None
+    start = ids.shape[1]
+
+    # 2. Each distinct context once, on top of the shared part.
+    if any(contexts):
+        context_ids, context_mask = _left_padded(tokenizer, contexts, device)
+        ids = torch.cat([ids, context_ids], dim=1)  # (contexts, shared + context_len)
+        mask = torch.cat([mask, context_mask], dim=1)
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
         cache = model(
-            input_ids=input_ids[:, start:-1],
-            attention_mask=attention_mask[:, :-1],
+            input_ids=context_ids,
+            attention_mask=mask,
+            position_ids=positions[:, start:],
+            past_key_values=cache,
+            use_cache=True,
+            **step,
+        ).past_key_values
+        start = ids.shape[1]
+
+    # 3. Every prompt's own part, on a copy of its context's cache rows.
+    own_ids, own_mask = _left_padded(tokenizer, [part.own for part in parts], device)
+    ids = torch.cat([ids[context_of], own_ids], dim=1)  # (prompts, prompt_len)
+    mask = torch.cat([mask[context_of], own_mask], dim=1)
+    if cache is not None:
+        cache.batch_select_indices(context_of)
+    positions = (mask.cumsum(-1) - 1).clamp(min=0)
+    if ids.shape[1] - 1 > start:
+        cache = model(
+            input_ids=ids[:, start:-1],
+            attention_mask=mask[:, :-1],
             position_ids=positions[:, start:-1],
             past_key_values=cache,
             use_cache=True,
             **step,
         ).past_key_values
     if copies > 1:
-        input_ids = input_ids.repeat_interleave(copies, dim=0)  # (rows * copies, prompt_len)
-        attention_mask = attention_mask.repeat_interleave(copies, dim=0)
+        ids = ids.repeat_interleave(copies, dim=0)  # (prompts * copies, prompt_len)
+        mask = mask.repeat_interleave(copies, dim=0)
         if cache is not None:
             cache.batch_repeat_interleave(copies)
-    return input_ids, attention_mask, cache
+    return ids, mask, cache
 
 
 def _bracket_closers(tokenizer) -> torch.Tensor:
@@ -165,18 +221,20 @@ def _eos_ids(lm) -> set[int]:
 
 
 def _pick_tokens(logits: torch.Tensor, config: DecodingConfig, generator) -> torch.Tensor:
-    """Next token per row: argmax, or a nucleus (top-p) sample at the temperature."""
+    """Next token per row: argmax, or a top-k then top-p sample at the temperature."""
     if not config.do_sample:
         return logits.argmax(-1)
     logits = logits / config.temperature  # (rows, vocab), float32
+    # Top-k first: sorting k candidates instead of the whole vocabulary.
+    k = config.top_k if 0 < config.top_k < logits.shape[-1] else logits.shape[-1]
+    ordered, order = logits.topk(k, dim=-1)  # (rows, k), descending
     if config.top_p < 1.0:
-        ordered, order = logits.sort(dim=-1, descending=True)
         probs = ordered.softmax(-1)
         # Keep the smallest prefix whose mass reaches top_p (the top token always stays).
         outside = (probs.cumsum(-1) - probs) > config.top_p
         ordered = ordered.masked_fill(outside, float("-inf"))
-        logits = torch.full_like(logits, float("-inf")).scatter(-1, order, ordered)
-    return torch.multinomial(logits.softmax(-1), 1, generator=generator).squeeze(-1)
+    choice = torch.multinomial(ordered.softmax(-1), 1, generator=generator)  # (rows, 1)
+    return order.gather(-1, choice).squeeze(-1)
 
 
 @torch.inference_mode()
@@ -286,26 +344,27 @@ def _generate_beams(
 
 def _generate_batch(
     lm,
-    queries: list[str],
+    parts: list[PromptParts],
     max_new_tokens: int,
     config: DecodingConfig,
     newline_ids: set[int],
     needed: list[int],
     *,
-    prefix=None,
+    shared=None,
     generator=None,
 ) -> list[list[str]]:
-    """`config.per_prompt` continuations of `prefix + query` for each query."""
+    """`config.per_prompt` continuations of each prompt."""
     per = config.per_prompt
     if config.num_beams > 1:
-        # The caller passes full prompts here: generate() cannot reuse a prefix cache
-        # across beams.
-        texts = _generate_beams(lm, queries, max_new_tokens, config, newline_ids, needed)
+        # generate() expands and scores beams itself, from the full prompts.
+        texts = _generate_beams(
+            lm, [part.text for part in parts], max_new_tokens, config, newline_ids, needed
+        )
     else:
         # Greedy decoding gives one continuation per prompt, repeated; sampling draws
         # `per` of them from one prefill.
         copies = per if config.do_sample else 1
-        input_ids, attention_mask, cache = _prompt_cache(lm, queries, prefix, copies)
+        input_ids, attention_mask, cache = _prompt_cache(lm, parts, shared, copies)
         rows_needed = [count for count in needed for _ in range(copies)]
         texts = _decode_rows(
             lm,
@@ -320,29 +379,28 @@ def _generate_batch(
         )
         if copies == 1:
             texts = [text for text in texts for _ in range(per)]
-    return [texts[index * per : (index + 1) * per] for index in range(len(queries))]
+    return [texts[index * per : (index + 1) * per] for index in range(len(parts))]
 
 
 def generate_continuations(
     lm,
-    prompts: list[str],
+    prompts: list[str | PromptParts],
     max_new_tokens: list[int],
     config: DecodingConfig,
     *,
-    prefixes: list[str] | None = None,
     answers_needed: list[int] | None = None,
     stop_at_newline: bool = False,
     progress: Callable[[int], None] | None = None,
 ) -> list[list[str]]:
     """`config.per_prompt` continuations for every prompt, in prompt order.
 
-    With `prefixes`, prompt i reads `prefixes[i] + prompts[i]`; prompts sharing a
-    prefix are batched together and the prefix is computed once. A row stops at a
-    newline (with `stop_at_newline`) or after `answers_needed[i]` [ANSWER] markers.
-    Prompts are sorted by length so each batch pads little, and each batch decodes up
-    to the largest
-    `max_new_tokens` of its prompts. On CUDA an out-of-memory error halves the batch
-    and retries; on CPU errors propagate.
+    Prompts given as `PromptParts` share work: the shared part is computed once per
+    group, each context once per batch (prompts are batched by group, then by
+    context, then by length). A part that would tokenize differently on its own is
+    folded back into the prompt. A row stops at its end-of-text token, at a newline
+    (with `stop_at_newline`) or after `answers_needed[i]` [ANSWER] markers, and
+    decodes at most `max_new_tokens[i]` tokens. On CUDA an out-of-memory error
+    halves the batch and retries; on CPU errors propagate.
     """
     if not prompts:
         return []
@@ -351,30 +409,33 @@ def generate_continuations(
         generator.manual_seed(config.seed)
     else:
         generator.seed()
-    prefixes = prefixes or [""] * len(prompts)
+    parts = [_clean_parts(lm.tokenizer, prompt, config) for prompt in prompts]
     newline_ids = newline_token_ids(lm.tokenizer) if stop_at_newline else set()
     answers_needed = answers_needed or [0] * len(prompts)
-    lengths = [len(ids) for ids in lm.tokenizer(prompts, add_special_tokens=False)["input_ids"]]
+    own_lengths = [
+        len(ids)
+        for ids in lm.tokenizer([p.own for p in parts], add_special_tokens=False)["input_ids"]
+    ]
     results: list[list[str] | None] = [None] * len(prompts)
     batch_size = max(1, config.batch_size)
-    for prefix in dict.fromkeys(prefixes):
+    for shared in dict.fromkeys(part.shared for part in parts):
         members = sorted(
-            (i for i, p in enumerate(prefixes) if p == prefix), key=lambda index: lengths[index]
+            (i for i, part in enumerate(parts) if part.shared == shared),
+            key=lambda i: (parts[i].context, own_lengths[i]),
         )
-        cached = _prefix_cache(lm, prefix) if prefix and config.num_beams == 1 else None
+        cached = _shared_cache(lm, shared) if shared else None
         position = 0
         while position < len(members):
             indices = members[position : position + batch_size]
-            queries = [prompts[i] if cached is not None else prefix + prompts[i] for i in indices]
             try:
                 batch = _generate_batch(
                     lm,
-                    queries,
+                    [parts[i] for i in indices],
                     max(max_new_tokens[i] for i in indices),
                     config,
                     newline_ids,
                     [answers_needed[i] for i in indices],
-                    prefix=cached,
+                    shared=cached,
                     generator=generator,
                 )
             except torch.cuda.OutOfMemoryError:
@@ -392,3 +453,12 @@ def generate_continuations(
             if progress:
                 progress(len(indices))
     return [continuations or [] for continuations in results]
+
+
+def _clean_parts(tokenizer, prompt: str | PromptParts, config: DecodingConfig) -> PromptParts:
+    """The prompt as parts that are safe to compute apart (beam search takes it whole)."""
+    if isinstance(prompt, str):
+        return PromptParts("", "", prompt)
+    if config.num_beams > 1 or not _splits_cleanly(tokenizer, prompt):
+        return PromptParts("", "", prompt.text)
+    return prompt

@@ -139,11 +139,9 @@ def polyjuice_generate(
             for code in codes:
                 requests.append((target, PromptRequest(target.original.text, code, blanked)))
 
-    # 3. Render prompts (a shared few-shot prefix and each request's own part); the
-    #    answer budget grows with the original's length.
-    split = [strategy.split(request) for _, request in requests]
-    prefixes = [prefix for prefix, _ in split]
-    prompts = [prompt for _, prompt in split]
+    # 3. Render prompts in parts that decoding computes once per group, once per
+    #    original and once per prompt; budget the answers by what was blanked.
+    prompts = [strategy.split(request) for _, request in requests]
     budgets = answer_budgets(lm.tokenizer, [request for _, request in requests], settings.decoding)
 
     # 4. Decode everything in length-sorted batches.
@@ -152,7 +150,6 @@ def polyjuice_generate(
         prompts,
         budgets,
         settings.decoding,
-        prefixes=prefixes,
         answers_needed=[strategy.answers_needed(request) for _, request in requests],
         stop_at_newline=strategy.stops_at_newline,
         progress=progress,

@@ -9,6 +9,7 @@ for whole-sentence blanks (SPEC.md: SmolLM2 rewrites sensibly that way on CPU).
 
 from dataclasses import dataclass
 
+from generation.decoding import PromptParts
 from generation.prompts import build_answer, build_prompt, candidate_from_answers, has_leak
 from generation.tokens import BLANK, PERTURB, code_token
 
@@ -74,15 +75,21 @@ REWRITE_EXAMPLES: dict[str, tuple[str, str]] = {
     "restructure": ("The letter was written by my aunt.", "My aunt wrote the letter."),
 }
 
-EXAMPLES_PER_PROMPT = 3
+def _examples_text(sentence: bool) -> str:
+    """One worked example per control code, the same for every prompt of a blank kind.
 
-
-def _example_codes(code: str) -> list[str]:
-    """The requested code's example last (closest to the query), two others before it."""
-    others = [other for other in INFILL_EXAMPLES if other != code]
-    start = sum(map(ord, code)) % len(others)  # fixed per code, varied across codes
-    picked = [others[(start + step) % len(others)] for step in range(EXAMPLES_PER_PROMPT - 1)]
-    return [*picked, code] if code in INFILL_EXAMPLES else picked
+    Showing every code (not just the requested one) lets decoding compute the
+    examples once for all prompts, and each original once for all its codes.
+    """
+    lines = []
+    for code in INFILL_EXAMPLES:
+        if sentence:
+            source, target = REWRITE_EXAMPLES[code]
+            lines += [f"Sentence: {source}", f"{code_token(code)} {target}"]
+        else:
+            source, blanked, answers = INFILL_EXAMPLES[code]
+            lines.append(f"{build_prompt(source, code, blanked)} {build_answer(answers)}")
+    return "\n".join(lines) + "\n"
 
 
 class NativeStrategy:
@@ -91,12 +98,14 @@ class NativeStrategy:
     name = "native"
     stops_at_newline = False
 
-    def split(self, request: PromptRequest) -> tuple[str, str]:
-        """(shared prefix, own prompt): nothing is shared in the native format."""
-        return "", build_prompt(request.original, request.code, request.blanked)
+    def split(self, request: PromptRequest) -> PromptParts:
+        """`x <|perturb|>` is shared by the prompts of one original; the rest is their own."""
+        prompt = build_prompt(request.original, request.code, request.blanked)
+        context = f"{request.original.strip()} {PERTURB}"
+        return PromptParts("", context, prompt[len(context) :])
 
     def render(self, request: PromptRequest) -> str:
-        return "".join(self.split(request))
+        return self.split(request).text
 
     def answers_needed(self, request: PromptRequest) -> int:
         """[ANSWER] markers that complete a continuation (decoding stops a row there)."""
@@ -112,25 +121,20 @@ class FewShotStrategy:
     name = "fewshot"
     stops_at_newline = True
 
-    def split(self, request: PromptRequest) -> tuple[str, str]:
-        """(worked examples, query): the examples depend only on the code and the blank kind,
-        so decoding computes them once for all prompts that share them."""
-        codes = _example_codes(request.code)
-        lines = []
+    def split(self, request: PromptRequest) -> PromptParts:
+        """Worked examples (shared by every prompt of a blank kind), then the original
+        (shared by its prompts), then this prompt's own ending."""
         if request.is_sentence:
-            for code in codes:
-                source, target = REWRITE_EXAMPLES[code]
-                lines += [f"Sentence: {source}", f"{code_token(code)} {target}"]
-            query = f"Sentence: {request.original.strip()}\n{code_token(request.code)}"
+            context = f"Sentence: {request.original.strip()}\n"
+            own = code_token(request.code)
         else:
-            for code in codes:
-                source, blanked, answers = INFILL_EXAMPLES[code]
-                lines.append(f"{build_prompt(source, code, blanked)} {build_answer(answers)}")
-            query = build_prompt(request.original, request.code, request.blanked)
-        return "\n".join(lines) + "\n", query
+            prompt = build_prompt(request.original, request.code, request.blanked)
+            context = f"{request.original.strip()} {PERTURB}"
+            own = prompt[len(context):]
+        return PromptParts(_examples_text(request.is_sentence), context, own)
 
     def render(self, request: PromptRequest) -> str:
-        return "".join(self.split(request))
+        return self.split(request).text
 
     def answers_needed(self, request: PromptRequest) -> int:
         # A rewrite ends at the newline; an infill after its answers (or the newline).

@@ -91,14 +91,24 @@ def test_max_new_tokens_follows_the_original_length():
     assert config.max_new_tokens(1000) == config.max_new_tokens_cap
 
 
-@pytest.mark.parametrize("prefix", ["", "Examples first.\nA dog runs.\n"])
-def test_prompt_cache_continues_exactly_where_each_prompt_ends(tiny_lm, prefix):
-    """Shared prefix + padding in the middle + repeated rows give each prompt's own logits."""
-    from generation.decoding import _prefix_cache, _prompt_cache
+SHARED = "Examples first.\nA dog runs.\n"
+
+
+@pytest.mark.parametrize("shared", ["", SHARED])
+def test_prompt_cache_continues_exactly_where_each_prompt_ends(tiny_lm, shared):
+    """Shared part, per-context part, padding in the middle and repeated rows: every row
+    gets the next-token logits of its own prompt computed alone."""
+    from generation.decoding import PromptParts, _prompt_cache, _shared_cache
 
     model, tokenizer = tiny_lm.model, tiny_lm.tokenizer
-    cached_prefix = _prefix_cache(tiny_lm, prefix) if prefix else None
-    ids, mask, cache = _prompt_cache(tiny_lm, PROMPTS, cached_prefix, copies=2)
+    parts = [
+        PromptParts(shared, "The movie was", " great"),
+        PromptParts(shared, "Two dogs", " are running"),
+        PromptParts(shared, "The movie was", " not a bad film and"),
+        PromptParts(shared, "", "A man is playing"),
+    ]
+    cached = _shared_cache(tiny_lm, shared) if shared else None
+    ids, mask, cache = _prompt_cache(tiny_lm, parts, cached, copies=2)
     positions = (mask.cumsum(-1) - 1).clamp(min=0)
     with torch.inference_mode():
         step = model(
@@ -107,18 +117,36 @@ def test_prompt_cache_continues_exactly_where_each_prompt_ends(tiny_lm, prefix):
             position_ids=positions[:, -1:],
             past_key_values=cache,
         ).logits[:, -1]  # (rows * 2, vocab)
-        for row, prompt in enumerate(PROMPTS):
-            alone = tokenizer(prefix + prompt, return_tensors="pt", add_special_tokens=False)
+        for row, part in enumerate(parts):
+            alone = tokenizer(part.text, return_tensors="pt", add_special_tokens=False)
             expected = model(**alone).logits[0, -1]
             for copy_index in range(2):
                 assert torch.allclose(step[2 * row + copy_index], expected, atol=1e-4)
 
 
-def test_prefixed_prompts_decode_like_full_prompts(tiny_lm):
-    prefix = "Examples first.\nA dog runs.\n"
-    split = generate_continuations(tiny_lm, PROMPTS, [6] * 3, GREEDY, prefixes=[prefix] * 3)
-    joined = generate_continuations(tiny_lm, [prefix + p for p in PROMPTS], [6] * 3, GREEDY)
-    assert split == joined
+def test_prompts_in_parts_decode_like_whole_prompts(tiny_lm):
+    from generation.decoding import PromptParts
+
+    parts = [
+        PromptParts(SHARED, "The movie", " was"),
+        PromptParts(SHARED, "The movie", " is"),
+        PromptParts(SHARED, "Two dogs", " are"),
+    ]
+    split = generate_continuations(tiny_lm, parts, [6] * 3, GREEDY)
+    whole = generate_continuations(tiny_lm, [p.text for p in parts], [6] * 3, GREEDY)
+    assert split == whole
+
+
+def test_parts_that_tokenize_differently_apart_are_folded_back(tiny_lm):
+    from generation.decoding import PromptParts, _clean_parts
+
+    clean = PromptParts("Examples.\n", "The movie", " was")
+    assert _clean_parts(tiny_lm.tokenizer, clean, GREEDY) == clean
+    # "gre" + "at" is one token joined but two apart: the prompt is computed whole.
+    messy = PromptParts("", "The movie was gre", "at")
+    assert _clean_parts(tiny_lm.tokenizer, messy, GREEDY) == PromptParts("", "", messy.text)
+    beams = DecodingConfig(do_sample=False, num_beams=2, per_prompt=1)
+    assert _clean_parts(tiny_lm.tokenizer, clean, beams) == PromptParts("", "", clean.text)
 
 
 def test_sampled_copies_of_one_prompt_differ(tiny_lm):
@@ -135,11 +163,11 @@ def test_rows_leave_the_batch_when_done_without_changing_the_others(tiny_lm):
     stops = {"stop_at_newline": True, "answers_needed": [1] * len(prompts)}
     batched = generate_continuations(tiny_lm, prompts, [40] * len(prompts), GREEDY, **stops)
     alone = [
-        generate_continuations(tiny_lm, [p], [40], GREEDY, stop_at_newline=True,
-                               answers_needed=[1])[0]
+        generate_continuations(
+            tiny_lm, [p], [40], GREEDY, stop_at_newline=True, answers_needed=[1]
+        )[0]
         for p in prompts
     ]
     assert batched == alone
-    lengths = {len(tiny_lm.tokenizer(c[0], add_special_tokens=False)["input_ids"])
-               for c in batched}
+    lengths = {len(tiny_lm.tokenizer(c[0], add_special_tokens=False)["input_ids"]) for c in batched}
     assert len(lengths) > 1, "no row stopped early: the test would not exercise removal"

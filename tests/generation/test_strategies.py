@@ -25,6 +25,8 @@ def test_native_prompt_and_parse():
     request = PromptRequest("It is great for kids.", "negation", "It is [BLANK] great for kids.")
     strategy = NativeStrategy()
     assert strategy.render(request).endswith("[negation] It is [BLANK] great for kids. [SEP]")
+    parts = strategy.split(request)
+    assert (parts.shared, parts.context) == ("", "It is great for kids. <|perturb|>")
     assert strategy.parse(request, " not [ANSWER]") == "It is not great for kids."
 
 
@@ -35,6 +37,9 @@ def test_fewshot_infill_shows_examples_and_ends_with_the_query():
     assert len(lines) == 4
     assert lines[2].startswith(INFILL_EXAMPLES["lexical"][0])  # same-code example is closest
     assert lines[-1] == "It is great for kids. <|perturb|> [lexical] It is [BLANK] for kids. [SEP]"
+    parts = FewShotStrategy().split(request)
+    assert parts.shared.count("\n") == 3 and parts.context == "It is great for kids. <|perturb|>"
+    assert parts.own == " [lexical] It is [BLANK] for kids. [SEP]"
     assert FewShotStrategy().parse(request, " awful [ANSWER]\nThe next line") == (
         "It is awful for kids."
     )

@@ -20,7 +20,7 @@ class DecodingConfig:
     do_sample: bool = True  # sampling (Polyjuice's default) or beam search
     temperature: float = 1.0
     top_p: float = 0.9
-    top_k: int = 50                 # transformers' default, which polyjuice-nlp sampled with
+    top_k: int = 50  # transformers' default, which polyjuice-nlp sampled with
     num_beams: int = 1  # > 1 selects beam search (A.3.1 used beam = 10)
     per_prompt: int = 3  # continuations returned per prompt
     batch_size: int = 32  # prompts per forward pass; halved on CUDA OOM

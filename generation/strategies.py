@@ -157,9 +157,13 @@ def knows_polyjuice_format(tokenizer) -> bool:
     return len(tokenizer.tokenize(PERTURB)) == 1
 
 
-def strategy_for(name: str, tokenizer) -> NativeStrategy | FewShotStrategy:
+def strategy_for(name: str, tokenizer, model_name: str = "") -> NativeStrategy | FewShotStrategy:
+    """The named strategy; `auto` prompts natively any model trained on the format: one
+    whose tokenizer has the format's tokens (our training command adds them), or the
+    published Polyjuice models, which learned the markers as plain GPT-2 text."""
     if name == "auto":
-        return STRATEGIES["native" if knows_polyjuice_format(tokenizer) else "fewshot"]
+        native = knows_polyjuice_format(tokenizer) or "polyjuice" in model_name.lower()
+        return STRATEGIES["native" if native else "fewshot"]
     try:
         return STRATEGIES[name]
     except KeyError:

@@ -51,3 +51,28 @@ def demo_setup() -> DemoSetup:
             originals_import(campaign=campaign, records=read_jsonl(FIXTURES_DIR / fixture))
         campaigns.append(campaign)
     return DemoSetup(username=user.username, password=password, campaigns=campaigns)
+
+
+def demo_generate(campaigns: list[Campaign], *, originals_per_campaign: int,
+                  show_progress: bool = True) -> list[str]:
+    """Generate candidates for the first originals of campaigns that have none yet.
+
+    Returns one line per campaign saying what happened. Runs on CPU in the demo, so
+    it covers a few originals; `manage.py generate_candidates` does the rest.
+    """
+    from cfannotate.candidates.services import candidates_generate
+
+    lines = []
+    for campaign in campaigns:
+        if campaign.candidates.exists():
+            lines.append(f"{campaign.name}: {campaign.candidates.count()} candidates already.")
+            continue
+        originals = list(campaign.originals.select_related("label")
+                         .order_by("id")[:originals_per_campaign])
+        summary = candidates_generate(campaign=campaign, originals=originals,
+                                      show_progress=show_progress)
+        lines.append(
+            f"{campaign.name}: {summary.stored} candidates ({summary.kept} fluent) for "
+            f"{summary.originals} originals in {summary.seconds.get('total', 0):.0f}s."
+        )
+    return lines

@@ -41,3 +41,14 @@ def campaign_counts(campaign: Campaign) -> dict[str, int]:
         "units": campaign.units.count(),
         "assignments": campaign.assignments.count(),
     }
+
+
+def recent_candidates(campaign: Campaign, limit: int = 50):
+    """The campaign's candidates with their originals, by original, kept ones first."""
+    from cfannotate.candidates.models import Candidate
+
+    return (
+        Candidate.objects.filter(campaign=campaign)
+        .select_related("original")
+        .order_by("original_id", "status", "-fluency_full", "id")[:limit]
+    )

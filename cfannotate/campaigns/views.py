@@ -30,6 +30,7 @@ def campaign_detail(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
         "labels": campaign.labels.all(),
         "counts": selectors.campaign_counts(campaign),
         "page": page,
+        "candidates": selectors.recent_candidates(campaign),
     }
     template = "campaigns/detail.html"
     if request.htmx and request.htmx.target == "originals":

@@ -18,6 +18,8 @@ class ControlCode(models.TextChoices):
     INSERT = "insert", "insert"
     DELETE = "delete", "delete"
     RESTRUCTURE = "restructure", "restructure"
+    # Appendix A.2: a change no code describes, or too large to be a counterfactual.
+    GLOBAL = "global", "global"
 
 
 class CandidateSource(models.TextChoices):

@@ -34,11 +34,17 @@ def test_fewshot_infill_shows_examples_and_ends_with_the_query():
     request = PromptRequest("It is great for kids.", "lexical", "It is [BLANK] for kids.")
     prompt = FewShotStrategy().render(request)
     lines = prompt.split("\n")
-    assert len(lines) == 4
-    assert lines[2].startswith(INFILL_EXAMPLES["lexical"][0])  # same-code example is closest
+    # One worked example per control code, then the query.
+    assert len(lines) == len(CONTROL_CODES) + 1
+    for code in CONTROL_CODES:
+        assert any(
+            line.startswith(INFILL_EXAMPLES[code][0]) and f"[{code}]" in line for line in lines[:-1]
+        )
     assert lines[-1] == "It is great for kids. <|perturb|> [lexical] It is [BLANK] for kids. [SEP]"
     parts = FewShotStrategy().split(request)
-    assert parts.shared.count("\n") == 3 and parts.context == "It is great for kids. <|perturb|>"
+    other = FewShotStrategy().split(PromptRequest("A cat sat.", "negation", "A [BLANK] sat."))
+    assert parts.shared == other.shared  # the examples are computed once for every prompt
+    assert parts.context == "It is great for kids. <|perturb|>"
     assert parts.own == " [lexical] It is [BLANK] for kids. [SEP]"
     assert FewShotStrategy().parse(request, " awful [ANSWER]\nThe next line") == (
         "It is awful for kids."
@@ -49,7 +55,7 @@ def test_fewshot_rewrite_for_whole_sentence_blanks():
     request = PromptRequest("It is great for kids.", "negation", "[BLANK]")
     prompt = FewShotStrategy().render(request)
     assert prompt.endswith("Sentence: It is great for kids.\n[negation]")
-    assert prompt.count("Sentence:") == 4
+    assert prompt.count("Sentence:") == len(CONTROL_CODES) + 1
     assert FewShotStrategy().parse(request, " It is not great for kids.\nSentence: x") == (
         "It is not great for kids."
     )
@@ -61,5 +67,13 @@ def test_auto_picks_native_only_for_tokenizers_that_know_the_format():
     from transformers import AutoTokenizer  # noqa: F401  (tokenizer classes registered)
 
     assert strategy_for("auto", build_tiny_tokenizer("gpt2")).name == "native"
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    plain = Tokenizer(models.BPE())
+    plain.pre_tokenizer = pre_tokenizers.ByteLevel()
+    plain_tokenizer = PreTrainedTokenizerFast(tokenizer_object=plain)
+    assert strategy_for("auto", plain_tokenizer).name == "fewshot"
+    assert strategy_for("auto", plain_tokenizer, "uw-hai/polyjuice").name == "native"
     with pytest.raises(ValueError, match="Unknown prompting strategy"):
         strategy_for("creative", build_tiny_tokenizer("gpt2"))

@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from cfannotate.campaigns.demo import demo_setup
+from cfannotate.campaigns.demo import demo_generate, demo_setup
 from cfannotate.core.exceptions import CfannotateError
 
 
@@ -11,12 +11,23 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--base-url", default="http://127.0.0.1:8000")
+        parser.add_argument(
+            "--generate", type=int, default=3, metavar="N",
+            help="Generate candidates for the first N originals of each campaign (0: skip).",
+        )
 
-    def handle(self, *args, base_url: str, **options):
+    def handle(self, *args, base_url: str, generate: int, **options):
+        from generation.models import ModelUnavailable
+
         try:
             setup = demo_setup()
-        except CfannotateError as error:
-            raise CommandError(error.message) from None
+            if generate > 0:
+                self.stdout.write(f"Generating candidates for {generate} originals per campaign "
+                                  "with the packaged model (CPU, a minute or two)...")
+                for line in demo_generate(setup.campaigns, originals_per_campaign=generate):
+                    self.stdout.write(f"  {line}")
+        except (CfannotateError, ModelUnavailable) as error:
+            raise CommandError(getattr(error, "message", str(error))) from None
         base = base_url.rstrip("/")
         out = self.stdout
         out.write(self.style.SUCCESS("Demo ready."))

@@ -1,0 +1,73 @@
+"""Writes of candidates: generating them for a campaign's originals and storing the result."""
+
+import logging
+from dataclasses import dataclass
+
+from django.db import transaction
+
+from cfannotate.campaigns.models import Campaign, CampaignStatus, Original
+from cfannotate.candidates import adapter
+from cfannotate.candidates.models import Candidate
+from cfannotate.core.exceptions import InvalidInput
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class GenerationSummary:
+    originals: int
+    prompts: int
+    stored: int          # new Candidate rows
+    kept: int            # of those, passed the fluency filter
+    already_known: int   # generated again but already stored for that original
+    malformed: int
+    seconds: dict[str, float]
+
+
+def candidates_store(*, campaign: Campaign, originals: dict[str, Original], results) -> int:
+    """Insert annotated results, skipping texts the original already has. Returns rows added."""
+    rows = [adapter.candidate_row(campaign, originals, result) for result in results]
+    with transaction.atomic():
+        before = Candidate.objects.filter(campaign=campaign).count()
+        # The unique (original, md5(text)) constraint makes re-runs idempotent.
+        Candidate.objects.bulk_create(rows, batch_size=500, ignore_conflicts=True)
+        return Candidate.objects.filter(campaign=campaign).count() - before
+
+
+def candidates_generate(
+    *,
+    campaign: Campaign,
+    originals: list[Original] | None = None,
+    device: str = "auto",
+    show_progress: bool = False,
+    lm=None,
+    fluency_lm=None,
+) -> GenerationSummary:
+    """Run the Polyjuice pipeline on `originals` (default: all of the campaign's) and store it.
+
+    Runs in the calling process: the web app queues it as a background task; the
+    demo and `manage.py generate_candidates` call it directly.
+    """
+    from generation.pipeline import run_polyjuice
+    from generation.polyjuice import PerturbTarget
+
+    settings = adapter.pipeline_settings(campaign, device=device)
+    originals = list(originals if originals is not None
+                     else campaign.originals.select_related("label").order_by("id"))
+    if not originals:
+        raise InvalidInput("The campaign has no originals to perturb.")
+    by_key = {str(original.pk): original for original in originals}
+    targets = [PerturbTarget(original=record) for record in adapter.original_records(originals)]
+    result = run_polyjuice(targets, settings, lm=lm, fluency_lm=fluency_lm,
+                           show_progress=show_progress)
+    stored = candidates_store(campaign=campaign, originals=by_key, results=result.candidates)
+    if campaign.status == CampaignStatus.DRAFT:
+        Campaign.objects.filter(pk=campaign.pk).update(status=CampaignStatus.REVIEW)
+    kept = len(result.kept)
+    logger.info("campaign %s: %d candidates stored (%d kept) from %d originals",
+                campaign.pk, stored, kept, len(originals))
+    return GenerationSummary(
+        originals=len(originals), prompts=result.prompts, stored=stored, kept=kept,
+        already_known=len(result.candidates) - stored, malformed=result.malformed,
+        seconds=result.seconds,
+    )

@@ -52,6 +52,10 @@ def perturb_command(args: argparse.Namespace) -> int:
     if not texts:
         print("perturb: give texts as arguments, with --file, or on stdin.", file=sys.stderr)
         return EXIT_USAGE
+    if args.quiet:
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()
     decoding = DecodingConfig(
         do_sample=args.beams <= 1,
         num_beams=max(1, args.beams),

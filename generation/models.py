@@ -32,7 +32,8 @@ CACHE_ENV = "CFANNOTATE_MODEL_CACHE"  # root of converted models; DEFAULT_MODEL 
 DOWNLOADS_ENV = "CFANNOTATE_ALLOW_DOWNLOADS"  # "1" lets hub ids download
 
 # Hub ids are `name` or `owner/name`; anything else that names a model is a filesystem path.
-_HUB_ID = re.compile(r"^(?:[\w.-]+/)?[\w.-]+$")
+# `owner/name` or `name`; neither part may be "." or ".." (those are relative paths).
+_HUB_ID = re.compile(r"^(?:(?!\.{1,2}/)[\w.-]+/)?(?!\.{1,2}$)[\w.-]+$")
 _CUDA = re.compile(r"^cuda(?::(\d+))?$")
 _DTYPES = {
     "float32": torch.float32,
@@ -204,7 +205,7 @@ def _locate(
         return str(path), True
     if isinstance(name_or_path, Path) or path.exists() or not _HUB_ID.match(name):
         raise ModelUnavailable(
-            f"No model directory at {path}; pass an existing directory, a hub id, "
+            f"No model directory at {name}; pass an existing directory, a hub id, "
             f"or the packaged default {DEFAULT_MODEL!r}."
         )
     if allow_download is None:

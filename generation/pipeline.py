@@ -79,7 +79,7 @@ def run_polyjuice(
         fluency_lm = load_cached(
             settings.fluency_model or DEFAULT_MODEL, device=settings.device, dtype=settings.dtype
         )
-    parses = parses or ParseCache()
+    parses = parses if parses is not None else ParseCache()
     seconds["load"] = time.perf_counter() - started
 
     # 2. Raw candidates from one batched decoding pass.

@@ -1,0 +1,156 @@
+import pytest
+
+from generation import pipeline, postprocess
+from generation.decoding import DecodingConfig
+from generation.fluency import FluencyScore
+from generation.models import LoadedModel, load_causal_lm
+from generation.parsing import ParseCache
+from generation.pipeline import PipelineSettings, perturb_texts, run_polyjuice
+from generation.polyjuice import PerturbTarget, PolyjuiceSettings
+from generation.records import OriginalRecord
+from tests.generation.scripted_models import scripted_lm_directory
+from tests.generation.tiny_models import tiny_lm_directory
+
+KIDS = OriginalRecord("kids", "It is great for kids.", "positive")
+MOVIE = OriginalRecord("movie", "The movie was great.", "positive")
+SECONDS_KEYS = {"load", "generate", "annotate", "total"}
+
+
+@pytest.fixture(scope="module")
+def scripted_lm(tmp_path_factory) -> LoadedModel:
+    """Answers every prompt with `not [ANSWER]` (see scripted_models)."""
+    return load_causal_lm(scripted_lm_directory(tmp_path_factory), device="cpu")
+
+
+@pytest.fixture(scope="module")
+def fluency_lm(tmp_path_factory) -> LoadedModel:
+    return load_causal_lm(tiny_lm_directory(tmp_path_factory, "gpt2"), device="cpu")
+
+
+@pytest.fixture(autouse=True)
+def no_model_loading(monkeypatch):
+    """Every test hands its models in; loading one (the default above all) is a failure."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"the pipeline tried to load a model: {args}")
+
+    monkeypatch.setattr(pipeline, "load_cached", refuse)
+
+
+def _settings(threshold: float | None = 10.0, **polyjuice) -> PipelineSettings:
+    polyjuice.setdefault("codes", ("negation", "lexical"))
+    polyjuice.setdefault("random_blank_sets", 2)
+    polyjuice.setdefault("decoding", DecodingConfig(per_prompt=2))
+    return PipelineSettings(fluency_threshold=threshold, polyjuice=PolyjuiceSettings(**polyjuice))
+
+
+def test_run_polyjuice_generates_annotates_and_filters(scripted_lm, fluency_lm):
+    targets = [PerturbTarget(KIDS), PerturbTarget(MOVIE)]
+
+    result = run_polyjuice(targets, _settings(), lm=scripted_lm, fluency_lm=fluency_lm)
+
+    assert result.originals == [KIDS, MOVIE]
+    assert result.prompts > 0
+    stats = result.stats
+    assert stats.received + result.malformed == result.prompts * 2
+    assert stats.received == stats.duplicates + stats.copies + stats.fluency_dropped + stats.kept
+    assert len(result.candidates) == stats.fluency_dropped + stats.kept > 0
+    assert {c.record.original_key for c in result.candidates} == {"kids", "movie"}
+    for candidate in result.candidates:
+        assert candidate.record.generator == "polyjuice"
+        assert isinstance(candidate.fluency, FluencyScore)
+        assert candidate.kept is candidate.fluency.passes(10.0)
+    assert set(result.seconds) == SECONDS_KEYS
+    assert all(value >= 0 for value in result.seconds.values())
+    assert result.seconds["total"] >= result.seconds["generate"] + result.seconds["annotate"]
+
+
+def test_kept_is_the_kept_subset_of_the_candidates(scripted_lm, fluency_lm, monkeypatch):
+    # Alternate the scores so both kept and dropped candidates show up.
+    def alternate(lm, items, *, batch_size=64):
+        return [FluencyScore(full=-20.0 * (i % 2), changed=None) for i in range(len(items))]
+
+    monkeypatch.setattr(postprocess, "fluency_scores", alternate)
+
+    result = run_polyjuice(
+        [PerturbTarget(KIDS), PerturbTarget(MOVIE)],
+        _settings(),
+        lm=scripted_lm,
+        fluency_lm=fluency_lm,
+    )
+
+    kept = result.kept
+    assert kept == [c for c in result.candidates if c.dropped_by is None]
+    assert 0 < len(kept) < len(result.candidates)
+    assert all(any(k is c for c in result.candidates) for k in kept)
+    assert len(kept) == result.stats.kept
+    assert {c.dropped_by for c in result.candidates} == {None, "fluency_full"}
+
+
+def test_no_threshold_skips_fluency_scoring(scripted_lm, fluency_lm, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("fluency was scored")
+
+    monkeypatch.setattr(postprocess, "fluency_scores", refuse)
+
+    result = run_polyjuice(
+        [PerturbTarget(KIDS)], _settings(threshold=None), lm=scripted_lm, fluency_lm=fluency_lm
+    )
+
+    assert result.candidates
+    assert all(c.fluency is None and c.kept for c in result.candidates)
+    assert result.stats.fluency_dropped == 0
+    assert result.kept == result.candidates
+
+
+def test_no_threshold_needs_no_fluency_model(scripted_lm):
+    # The autouse fixture fails the test if a fluency model is loaded.
+    result = run_polyjuice([PerturbTarget(KIDS)], _settings(threshold=None), lm=scripted_lm)
+
+    assert result.candidates
+    assert all(c.fluency is None for c in result.candidates)
+
+
+def test_perturb_texts_keys_plain_sentences_and_passes_blanks_through(scripted_lm):
+    blanked = ("It is [BLANK] for kids.",)
+
+    result = perturb_texts(
+        ["It is great for kids."], _settings(threshold=None), blanked=blanked, lm=scripted_lm
+    )
+
+    assert result.originals == [OriginalRecord(key="x1", text="It is great for kids.", label="")]
+    assert result.prompts == 2  # one blanked text, two codes
+    assert {c.record.prompt for c in result.candidates} == set(blanked)
+    # Two codes, two samples each, one answer: one candidate and three duplicates.
+    assert [c.record.text for c in result.candidates] == ["It is not for kids."]
+    assert (result.stats.received, result.stats.duplicates) == (4, 3)
+    assert set(result.seconds) == SECONDS_KEYS
+
+
+def test_perturb_texts_numbers_originals_from_one(scripted_lm):
+    texts = ["It is great for kids.", "The movie was great.", "A man is playing a guitar."]
+
+    result = perturb_texts(texts, _settings(threshold=None, random_blank_sets=1), lm=scripted_lm)
+
+    assert [(o.key, o.text) for o in result.originals] == [
+        ("x1", texts[0]),
+        ("x2", texts[1]),
+        ("x3", texts[2]),
+    ]
+    assert {c.record.original_key for c in result.candidates} <= {"x1", "x2", "x3"}
+
+
+def test_no_targets_give_an_empty_result(scripted_lm, fluency_lm):
+    result = run_polyjuice([], _settings(), lm=scripted_lm, fluency_lm=fluency_lm)
+
+    assert (result.originals, result.candidates, result.prompts, result.malformed) == ([], [], 0, 0)
+    assert result.stats.received == 0
+    assert set(result.seconds) == SECONDS_KEYS
+
+
+def test_run_polyjuice_fills_the_parse_cache_it_is_given(scripted_lm):
+    parses = ParseCache()
+
+    run_polyjuice([PerturbTarget(KIDS)], _settings(threshold=None), lm=scripted_lm, parses=parses)
+
+    assert len(parses) > 0  # x and its candidates were parsed into it

@@ -1,0 +1,205 @@
+import json
+import math
+
+import pytest
+import torch
+from tokenizers import ByteLevelBPETokenizer
+from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+
+from generation.models import load_causal_lm
+from generation.pairs import Pair
+from generation.parsing import ParseCache
+from generation.prompts import fill_blanks, parse_answers
+from generation.strategies import strategy_for
+from generation.tokens import CODE_TOKENS, CONTROL_CODES, GLOBAL, PERTURB, SEP, SPECIAL_TOKENS
+from generation.training import (
+    TrainingConfig,
+    TrainingExample,
+    add_polyjuice_tokens,
+    build_examples,
+    pair_examples,
+    train,
+)
+from tests.generation.tiny_models import tiny_lm_directory
+
+PAIRS = [
+    Pair("It is great for kids.", "It is not great for kids."),
+    Pair("The movie was great.", "The movie was terrible."),
+    Pair("A man is playing a guitar.", "Two men are playing a guitar."),
+    Pair("The very old bridge was closed.", "The bridge was closed."),
+    Pair("The story was thin.", "The story was rich."),
+    Pair("Some people liked the music.", "All people liked the music."),
+    Pair("The acting was wonderful.", "The acting was not wonderful."),
+    Pair("Two dogs are running.", "A dog is running."),
+    Pair("The ending was terrible.", "The ending was great."),
+    Pair("It is a good film.", "It is a bad film."),
+    Pair("The dog chased the cat.", "The cat chased the dog."),
+    Pair("She liked the hotel.", "She liked the small hotel."),
+]
+
+
+@pytest.fixture(scope="module")
+def parses() -> ParseCache:
+    return ParseCache()
+
+
+@pytest.fixture
+def one_torch_thread():
+    """A tiny model gains nothing from threads, and a CPU shared with another job makes their
+    synchronisation cost ten times the work; one thread keeps the training test near 2 s."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def _blanked(example: TrainingExample, x: str) -> str:
+    """The blanked x̂ of a prompt `x <|perturb|> [code] blanked [SEP]`."""
+    prefix = f"{x} {PERTURB} [{example.code}] "
+    assert example.prompt.startswith(prefix), example.prompt
+    assert example.prompt.endswith(f" {SEP}"), example.prompt
+    return example.prompt[len(prefix) : -len(f" {SEP}")]
+
+
+@pytest.mark.parametrize("pair", PAIRS[:4], ids=lambda pair: pair.x_hat)
+def test_answers_filled_into_the_blanks_give_x_hat_back(parses, pair):
+    examples = pair_examples(parses.parse(pair.x), parses.parse(pair.x_hat))
+
+    assert 1 <= len(examples) <= 4
+    assert len({example.prompt for example in examples}) == len(examples)
+    for example in examples:
+        blanked = _blanked(example, pair.x)
+        answers = parse_answers(example.answer, blanked.count("[BLANK]"))
+        assert answers is not None, example.answer
+        assert fill_blanks(blanked, answers) == pair.x_hat
+        assert example.text == f"{example.prompt} {example.answer}"
+
+
+def test_blankings_go_from_the_changed_tokens_to_the_whole_sentence(parses):
+    examples = pair_examples(
+        parses.parse("It is great for kids."), parses.parse("It is not great for kids.")
+    )
+
+    blanked = [_blanked(example, "It is great for kids.") for example in examples]
+    assert blanked[0] == "It is [BLANK] great for kids."
+    assert examples[0].answer == "not [ANSWER]"
+    assert blanked[-1] == "[BLANK]"
+    assert examples[-1].answer == "It is not great for kids. [ANSWER]"
+
+
+def test_the_code_comes_from_the_detector(parses):
+    negation = pair_examples(
+        parses.parse("It is great for kids."), parses.parse("It is not great for kids.")
+    )
+    quantifier = pair_examples(
+        parses.parse("A man is playing a guitar."), parses.parse("Two men are playing a guitar.")
+    )
+
+    assert {example.code for example in negation} == {"negation"}
+    assert all("[negation]" in example.prompt for example in negation)
+    assert {example.code for example in quantifier} == {"quantifier"}
+
+
+def test_a_deletion_is_answered_with_empty(parses):
+    examples = pair_examples(
+        parses.parse("It is not great for kids."), parses.parse("It is great for kids.")
+    )
+
+    assert examples[0].answer == "[EMPTY] [ANSWER]"
+    assert _blanked(examples[0], "It is not great for kids.") == "It is [BLANK] great for kids."
+
+
+def test_identical_texts_give_no_examples(parses):
+    doc = parses.parse("It is great for kids.")
+
+    assert pair_examples(doc, doc) == []
+    assert build_examples([Pair("Same.", "Same."), Pair("", "Something.")], parses=parses) == []
+
+
+def test_build_examples_uses_both_directions_unless_told_not_to(parses):
+    pair = Pair("It is great for kids.", "It is not great for kids.")
+
+    both = build_examples([pair], parses=parses)
+    forward = build_examples([pair], both_directions=False, parses=parses)
+
+    assert {example.prompt.split(f" {PERTURB}")[0] for example in both} == {pair.x, pair.x_hat}
+    assert {example.prompt.split(f" {PERTURB}")[0] for example in forward} == {pair.x}
+    assert forward == both[: len(forward)]
+    assert len(both) > len(forward)
+
+
+def _plain_tokenizer_and_model():
+    """A GPT-2-like tokenizer and model that know nothing of the Polyjuice vocabulary."""
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(
+        ["The movie was great.", "It is not bad."],
+        vocab_size=300,
+        min_frequency=1,
+        special_tokens=["<|endoftext|>"],
+        show_progress=False,
+    )
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe._tokenizer, eos_token="<|endoftext|>")
+    model = GPT2LMHeadModel(
+        GPT2Config(vocab_size=len(tokenizer), n_positions=32, n_embd=8, n_layer=1, n_head=1)
+    )
+    return tokenizer, model
+
+
+def test_add_polyjuice_tokens_adds_them_once():
+    tokenizer, model = _plain_tokenizer_and_model()
+    assert strategy_for("auto", tokenizer).name == "fewshot"
+
+    first = add_polyjuice_tokens(tokenizer, model)
+    size = model.get_input_embeddings().weight.shape[0]
+    second = add_polyjuice_tokens(tokenizer, model)
+
+    assert first == len(SPECIAL_TOKENS) + len(CODE_TOKENS)
+    assert second == 0
+    assert size == len(tokenizer) == model.get_input_embeddings().weight.shape[0]
+    assert all(len(tokenizer.tokenize(token)) == 1 for token in (*SPECIAL_TOKENS, *CODE_TOKENS))
+    assert tokenizer.pad_token == tokenizer.eos_token
+    assert strategy_for("auto", tokenizer).name == "native"
+
+
+def test_training_without_usable_pairs_is_refused(tmp_path):
+    config = TrainingConfig(base_model=str(tmp_path / "unused"), output=tmp_path / "out")
+
+    with pytest.raises(ValueError, match="No training prompts"):
+        train(config, [Pair("Same.", "Same.")], show_progress=False)
+    assert not (tmp_path / "out").exists()
+
+
+def test_tiny_training_run_lowers_the_loss_and_saves_a_native_model(
+    tmp_path_factory, tmp_path, one_torch_thread
+):
+    base = tiny_lm_directory(tmp_path_factory, "gpt2")
+    output = tmp_path / "out"
+    config = TrainingConfig(
+        base_model=str(base),
+        output=output,
+        epochs=3,
+        batch_size=4,
+        learning_rate=5e-3,
+        max_length=64,
+        device="cpu",
+    )
+
+    report = train(config, PAIRS, show_progress=False)
+
+    assert report.pairs == len(PAIRS)
+    # Twelve pairs, both ways, up to four blankings each: enough for a held-out slice.
+    assert report.examples >= 40
+    assert report.eval_examples == int(report.examples * config.eval_fraction) > 0
+    assert 0 < report.train_examples <= report.examples - report.eval_examples
+    assert report.steps == math.ceil(report.train_examples / config.batch_size) * config.epochs
+    assert sum(report.codes.values()) == report.examples
+    assert set(report.codes) <= {*CONTROL_CODES, GLOBAL}
+    assert {"negation", "quantifier", "lexical"} <= set(report.codes)
+    assert report.eval_loss_after < report.eval_loss_before
+
+    trained = load_causal_lm(output, device="cpu")
+    assert strategy_for("auto", trained.tokenizer).name == "native"
+    saved = json.loads((output / "cfannotate_training.json").read_text())
+    assert saved["examples"] == report.examples
+    assert saved["eval_loss_after"] == pytest.approx(report.eval_loss_after)
+    assert saved["output"] == str(output)

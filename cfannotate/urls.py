@@ -19,6 +19,7 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("campaigns/", include("cfannotate.campaigns.urls")),
+    path("campaigns/", include("cfannotate.candidates.urls")),
     path("api/", include(api_patterns)),
     path("admin/", admin.site.urls),
 ]

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from cfannotate.campaigns import apis
+from cfannotate.candidates import apis as candidate_apis
 
 urlpatterns = [
     path("campaigns/", apis.CampaignListApi.as_view(), name="api-campaign-list"),
@@ -17,5 +18,25 @@ urlpatterns = [
         "campaigns/<int:campaign_id>/originals/import/",
         apis.OriginalImportApi.as_view(),
         name="api-original-import",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/generation/",
+        candidate_apis.GenerationProgressApi.as_view(),
+        name="api-generation-progress",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/generation/start/",
+        candidate_apis.GenerationStartApi.as_view(),
+        name="api-generation-start",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/generation/<int:run_id>/cancel/",
+        candidate_apis.GenerationCancelApi.as_view(),
+        name="api-generation-cancel",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/generation/<int:run_id>/retry/",
+        candidate_apis.GenerationRetryApi.as_view(),
+        name="api-generation-retry",
     ),
 ]

@@ -53,12 +53,13 @@ def demo_setup() -> DemoSetup:
     return DemoSetup(username=user.username, password=password, campaigns=campaigns)
 
 
-def demo_generate(campaigns: list[Campaign], *, originals_per_campaign: int,
-                  show_progress: bool = True) -> list[str]:
+def demo_generate(
+    campaigns: list[Campaign], *, originals_per_campaign: int, show_progress: bool = True
+) -> list[str]:
     """Generate candidates for the first originals of campaigns that have none yet.
 
     Returns one line per campaign saying what happened. Runs on CPU in the demo, so
-    it covers a few originals; `manage.py generate_candidates` does the rest.
+    it covers a few originals; `manage.py generate` does the rest.
     """
     from cfannotate.candidates.services import candidates_generate
 
@@ -67,10 +68,12 @@ def demo_generate(campaigns: list[Campaign], *, originals_per_campaign: int,
         if campaign.candidates.exists():
             lines.append(f"{campaign.name}: {campaign.candidates.count()} candidates already.")
             continue
-        originals = list(campaign.originals.select_related("label")
-                         .order_by("id")[:originals_per_campaign])
-        summary = candidates_generate(campaign=campaign, originals=originals,
-                                      show_progress=show_progress)
+        originals = list(
+            campaign.originals.select_related("label").order_by("id")[:originals_per_campaign]
+        )
+        summary = candidates_generate(
+            campaign=campaign, originals=originals, show_progress=show_progress
+        )
         lines.append(
             f"{campaign.name}: {summary.stored} candidates ({summary.kept} fluent) for "
             f"{summary.originals} originals in {summary.seconds.get('total', 0):.0f}s."

@@ -6,6 +6,7 @@ from django.http import Http404, HttpResponse
 from django.template.response import TemplateResponse
 
 from cfannotate.campaigns import selectors
+from cfannotate.candidates.selectors import latest_run, run_progress
 from cfannotate.core.exceptions import NotFound
 from cfannotate.core.htmx import HtmxHttpRequest
 
@@ -31,6 +32,7 @@ def campaign_detail(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
         "counts": selectors.campaign_counts(campaign),
         "page": page,
         "candidates": selectors.recent_candidates(campaign),
+        "progress": run_progress(run) if (run := latest_run(campaign)) else None,
     }
     template = "campaigns/detail.html"
     if request.htmx and request.htmx.target == "originals":

@@ -16,14 +16,27 @@ from generation.postprocess import AnnotatedCandidate
 from generation.records import OriginalRecord
 
 POLYJUICE_OPTIONS = {
-    "name", "codes", "strategy", "model", "blank_sets", "max_blanks", "sentence_blank",
-    "per_prompt", "temperature", "top_p", "num_beams", "batch_size", "seed",
+    "name",
+    "codes",
+    "strategy",
+    "model",
+    "blank_sets",
+    "max_blanks",
+    "sentence_blank",
+    "per_prompt",
+    "temperature",
+    "top_p",
+    "num_beams",
+    "batch_size",
+    "seed",
 }
 
 
 def original_record(original: Original) -> OriginalRecord:
     return OriginalRecord(
-        key=str(original.pk), text=original.text, label=original.label.value,
+        key=str(original.pk),
+        text=original.text,
+        label=original.label.value,
         context=original.context,
     )
 
@@ -72,18 +85,21 @@ def pipeline_settings(campaign: Campaign, *, device: str = "auto") -> PipelineSe
             seed=int(config.get("seed", 0) or 0),
         )
     except (TypeError, ValueError) as error:
-        raise InvalidInput(f"Invalid Polyjuice settings: {error}",
-                           fields={"generators": [str(error)]}) from None
+        raise InvalidInput(
+            f"Invalid Polyjuice settings: {error}", fields={"generators": [str(error)]}
+        ) from None
     return PipelineSettings(
         model=config.get("model") or None,
+        fluency_model=config.get("fluency_model") or None,
         device=device,
         fluency_threshold=campaign.fluency_threshold,
         polyjuice=polyjuice,
     )
 
 
-def candidate_row(campaign: Campaign, originals: dict[str, Original],
-                  annotated: AnnotatedCandidate) -> Candidate:
+def candidate_row(
+    campaign: Campaign, originals: dict[str, Original], annotated: AnnotatedCandidate
+) -> Candidate:
     """An unsaved Candidate for one annotated result."""
     record = annotated.record
     fluency = annotated.fluency

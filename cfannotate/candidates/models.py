@@ -83,3 +83,75 @@ class Candidate(models.Model):
 
     def __str__(self) -> str:
         return self.text[:80]
+
+
+class RunState(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Finished with failed chunks"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+class GenerationRun(models.Model):
+    """One launch of generation for a campaign, split into chunks that workers take."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="runs")
+    state = models.CharField(max_length=20, choices=RunState.choices, default=RunState.QUEUED)
+    chunk_size = models.PositiveIntegerField()
+    chunks_total = models.PositiveIntegerField(default=0)
+    chunks_done = models.PositiveIntegerField(default=0)
+    chunks_failed = models.PositiveIntegerField(default=0)
+    candidates_stored = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(chunks_done__lte=models.F("chunks_total")),
+                name="run_done_within_total",
+            ),
+            models.CheckConstraint(condition=Q(chunk_size__gte=1), name="run_chunk_size_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"generation run {self.pk} of {self.campaign}"
+
+
+class ChunkState(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+class GenerationChunk(models.Model):
+    """A slice of a run's originals: one background task on the `generation` queue."""
+
+    run = models.ForeignKey(GenerationRun, on_delete=models.CASCADE, related_name="chunks")
+    index = models.PositiveIntegerField()
+    original_ids = models.JSONField(help_text="Primary keys of the originals in this chunk.")
+    state = models.CharField(max_length=20, choices=ChunkState.choices, default=ChunkState.QUEUED)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    # While running: the time after which another worker may take the chunk over
+    # (its worker is presumed dead).
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    worker = models.CharField(max_length=200, blank=True)
+    candidates_stored = models.PositiveIntegerField(default=0)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["run", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "index"], name="chunk_index_unique"),
+        ]
+        indexes = [models.Index(fields=["state", "lease_expires_at"], name="chunk_lease")]
+
+    def __str__(self) -> str:
+        return f"chunk {self.index} of run {self.run_id}"

@@ -17,9 +17,9 @@ logger = logging.getLogger(__name__)
 class GenerationSummary:
     originals: int
     prompts: int
-    stored: int          # new Candidate rows
-    kept: int            # of those, passed the fluency filter
-    already_known: int   # generated again but already stored for that original
+    stored: int  # new Candidate rows
+    kept: int  # of those, passed the fluency filter
+    already_known: int  # generated again but already stored for that original
     malformed: int
     seconds: dict[str, float]
 
@@ -46,28 +46,41 @@ def candidates_generate(
     """Run the Polyjuice pipeline on `originals` (default: all of the campaign's) and store it.
 
     Runs in the calling process: the web app queues it as a background task; the
-    demo and `manage.py generate_candidates` call it directly.
+    demo calls it directly, and each chunk of a generation run (`cfannotate.candidates.runs`).
     """
     from generation.pipeline import run_polyjuice
     from generation.polyjuice import PerturbTarget
 
     settings = adapter.pipeline_settings(campaign, device=device)
-    originals = list(originals if originals is not None
-                     else campaign.originals.select_related("label").order_by("id"))
+    originals = list(
+        originals
+        if originals is not None
+        else campaign.originals.select_related("label").order_by("id")
+    )
     if not originals:
         raise InvalidInput("The campaign has no originals to perturb.")
     by_key = {str(original.pk): original for original in originals}
     targets = [PerturbTarget(original=record) for record in adapter.original_records(originals)]
-    result = run_polyjuice(targets, settings, lm=lm, fluency_lm=fluency_lm,
-                           show_progress=show_progress)
+    result = run_polyjuice(
+        targets, settings, lm=lm, fluency_lm=fluency_lm, show_progress=show_progress
+    )
     stored = candidates_store(campaign=campaign, originals=by_key, results=result.candidates)
     if campaign.status == CampaignStatus.DRAFT:
         Campaign.objects.filter(pk=campaign.pk).update(status=CampaignStatus.REVIEW)
     kept = len(result.kept)
-    logger.info("campaign %s: %d candidates stored (%d kept) from %d originals",
-                campaign.pk, stored, kept, len(originals))
+    logger.info(
+        "campaign %s: %d candidates stored (%d kept) from %d originals",
+        campaign.pk,
+        stored,
+        kept,
+        len(originals),
+    )
     return GenerationSummary(
-        originals=len(originals), prompts=result.prompts, stored=stored, kept=kept,
-        already_known=len(result.candidates) - stored, malformed=result.malformed,
+        originals=len(originals),
+        prompts=result.prompts,
+        stored=stored,
+        kept=kept,
+        already_known=len(result.candidates) - stored,
+        malformed=result.malformed,
         seconds=result.seconds,
     )

@@ -6,34 +6,19 @@ from cfannotate.candidates import adapter
 from cfannotate.candidates.models import Candidate, CandidateStatus
 from cfannotate.candidates.services import candidates_generate
 from cfannotate.core.exceptions import InvalidInput
-from generation.models import load_causal_lm
 from tests.factories import make_campaign, make_original
-from tests.generation.tiny_models import tiny_lm_directory
-
-
-@pytest.fixture(scope="module")
-def tiny_lm(tmp_path_factory):
-    return load_causal_lm(tiny_lm_directory(tmp_path_factory, "gpt2"), device="cpu")
-
-
-@pytest.fixture
-def scripted(monkeypatch):
-    """Decoding answers every prompt the same way, so the stored rows are predictable."""
-
-    def fake(lm, prompts, budgets, config, **kwargs):
-        answers = {"[BLANK]": "It is not great for kids. [ANSWER]"}
-        return [[answers.get(p.own.split("] ", 1)[-1].removesuffix(" [SEP]"), "not [ANSWER]")]
-                 * config.per_prompt for p in prompts]
-
-    monkeypatch.setattr("generation.polyjuice.generate_continuations", fake)
 
 
 @pytest.fixture
 def campaign(researcher):
-    campaign = make_campaign(owner=researcher, settings={
-        "generators": [{"name": "polyjuice", "codes": ["negation"], "blank_sets": 1,
-                        "per_prompt": 2}],
-    })
+    campaign = make_campaign(
+        owner=researcher,
+        settings={
+            "generators": [
+                {"name": "polyjuice", "codes": ["negation"], "blank_sets": 1, "per_prompt": 2}
+            ],
+        },
+    )
     make_original(campaign, text="It is great for kids.", label="positive")
     return campaign
 
@@ -49,8 +34,9 @@ def test_generation_stores_annotated_candidates(campaign, tiny_lm, scripted):
         assert row.metadata["requested_code"] == "negation"
         assert row.edit["relationship"]["base"] == str(row.original_id)
         assert row.fluency_full is not None
-        expected = (CandidateStatus.FILTERED if row.metadata["dropped_by"]
-                    else CandidateStatus.GENERATED)
+        expected = (
+            CandidateStatus.FILTERED if row.metadata["dropped_by"] else CandidateStatus.GENERATED
+        )
         assert row.status == expected
     negated = next(row for row in rows if row.text == "It is not great for kids.")
     assert negated.control_code == "negation"
@@ -72,12 +58,15 @@ def test_a_campaign_without_originals_is_refused(researcher, tiny_lm):
         candidates_generate(campaign=empty, lm=tiny_lm, fluency_lm=tiny_lm)
 
 
-@pytest.mark.parametrize("entry, message", [
-    ({"name": "polyjuice", "colour": "red"}, "Unknown Polyjuice settings: colour"),
-    ({"name": "polyjuice", "codes": ["sarcasm"]}, "Unknown control code"),
-    ({"name": "polyjuice", "per_prompt": 0}, "per_prompt"),
-    ({"name": "polyjuice", "temperature": "hot"}, "Invalid Polyjuice settings"),
-])
+@pytest.mark.parametrize(
+    "entry, message",
+    [
+        ({"name": "polyjuice", "colour": "red"}, "Unknown Polyjuice settings: colour"),
+        ({"name": "polyjuice", "codes": ["sarcasm"]}, "Unknown control code"),
+        ({"name": "polyjuice", "per_prompt": 0}, "per_prompt"),
+        ({"name": "polyjuice", "temperature": "hot"}, "Invalid Polyjuice settings"),
+    ],
+)
 def test_bad_generator_settings_are_named(researcher, entry, message):
     campaign = make_campaign(owner=researcher, settings={"generators": [entry]})
     with pytest.raises(InvalidInput, match=message):
@@ -85,11 +74,21 @@ def test_bad_generator_settings_are_named(researcher, entry, message):
 
 
 def test_settings_follow_the_campaign(researcher):
-    campaign = make_campaign(owner=researcher, settings={
-        "fluency_threshold": 7.5,
-        "generators": [{"name": "polyjuice", "codes": ["lexical", "insert"], "num_beams": 4,
-                        "per_prompt": 3, "model": "/models/polyjuice"}],
-    })
+    campaign = make_campaign(
+        owner=researcher,
+        settings={
+            "fluency_threshold": 7.5,
+            "generators": [
+                {
+                    "name": "polyjuice",
+                    "codes": ["lexical", "insert"],
+                    "num_beams": 4,
+                    "per_prompt": 3,
+                    "model": "/models/polyjuice",
+                }
+            ],
+        },
+    )
     settings = adapter.pipeline_settings(campaign, device="cpu")
     assert settings.fluency_threshold == 7.5
     assert settings.model == "/models/polyjuice" and settings.device == "cpu"
@@ -102,4 +101,4 @@ def test_generate_command_reports_bad_input(db, capsys):
     from django.core.management import CommandError, call_command
 
     with pytest.raises(CommandError, match="No campaign with id 424242"):
-        call_command("generate_candidates", 424242)
+        call_command("generate", 424242)

@@ -12,7 +12,10 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--base-url", default="http://127.0.0.1:8000")
         parser.add_argument(
-            "--generate", type=int, default=3, metavar="N",
+            "--generate",
+            type=int,
+            default=3,
+            metavar="N",
             help="Generate candidates for the first N originals of each campaign (0: skip).",
         )
 
@@ -22,8 +25,10 @@ class Command(BaseCommand):
         try:
             setup = demo_setup()
             if generate > 0:
-                self.stdout.write(f"Generating candidates for {generate} originals per campaign "
-                                  "with the packaged model (CPU, a minute or two)...")
+                self.stdout.write(
+                    f"Generating candidates for {generate} originals per campaign "
+                    "with the packaged model (CPU, a minute or two)..."
+                )
                 for line in demo_generate(setup.campaigns, originals_per_campaign=generate):
                     self.stdout.write(f"  {line}")
         except (CfannotateError, ModelUnavailable) as error:

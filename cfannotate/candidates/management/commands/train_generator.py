@@ -7,8 +7,9 @@ class Command(BaseCommand):
     help = "Fine-tune a causal LM into the Polyjuice format (see `python -m generation train -h`)."
 
     def add_arguments(self, parser):
-        parser.add_argument("arguments", nargs="*",
-                            help="Options for `python -m generation train`, after `--`.")
+        parser.add_argument(
+            "arguments", nargs="*", help="Options for `python -m generation train`, after `--`."
+        )
 
     def run_from_argv(self, argv):
         # Everything after the command name goes to the generation CLI untouched.

@@ -1,0 +1,11 @@
+"""Background tasks of generation (Django's tasks API; workers run `manage.py db_worker`)."""
+
+from django_tasks import task
+
+from cfannotate.candidates.runs import generation_chunk_process
+
+
+@task(queue_name="generation")
+def generate_chunk(chunk_id: int) -> str:
+    """Generate one chunk's candidates on whatever machine took the task (GPU or CPU)."""
+    return generation_chunk_process(chunk_id=chunk_id)

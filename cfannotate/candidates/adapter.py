@@ -20,6 +20,7 @@ POLYJUICE_OPTIONS = {
     "codes",
     "strategy",
     "model",
+    "fluency_model",
     "blank_sets",
     "max_blanks",
     "sentence_blank",

@@ -42,6 +42,24 @@ def _worker_env() -> dict[str, str]:
     return env
 
 
+@pytest.fixture
+def start_worker():
+    """Starts `db_worker` processes and makes sure none outlives the test (it would hold
+    a connection to the test database)."""
+    started: list[subprocess.Popen] = []
+
+    def start(*extra: str) -> subprocess.Popen:
+        process = _worker(*extra)
+        started.append(process)
+        return process
+
+    yield start
+    for process in started:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=30)
+
+
 def _worker(*extra: str) -> subprocess.Popen:
     return subprocess.Popen(
         [
@@ -51,6 +69,7 @@ def _worker(*extra: str) -> subprocess.Popen:
             "--queue-name",
             "generation",
             "--no-startup-delay",
+            "--no-reload",
             "--interval",
             "0.2",
             *extra,
@@ -90,15 +109,17 @@ def campaign(researcher, tmp_path_factory):
 def _assert_all_done_once(run, campaign):
     run.refresh_from_db()
     chunks = list(run.chunks.all())
+    errors = {chunk.error for chunk in chunks if chunk.error}
+    assert not errors, errors
     assert [chunk.state for chunk in chunks] == [ChunkState.DONE] * len(chunks)
     assert run.state == RunState.DONE and run.chunks_done == run.chunks_total == len(chunks)
     texts = list(Candidate.objects.filter(campaign=campaign).values_list("original_id", "text"))
     assert len(texts) == len(set(texts)) == run.candidates_stored
 
 
-def test_two_workers_share_a_run(campaign):
+def test_two_workers_share_a_run(campaign, start_worker):
     run = generation_run_start(campaign=campaign, chunk_size=1)
-    workers = [_worker("--batch"), _worker("--batch")]
+    workers = [start_worker("--batch"), start_worker("--batch")]
     outputs = [worker.communicate(timeout=240)[0] for worker in workers]
     assert all(worker.returncode == 0 for worker in workers), outputs
     _assert_all_done_once(run, campaign)
@@ -107,9 +128,9 @@ def test_two_workers_share_a_run(campaign):
     assert len({chunk.worker.split(":")[-1] for chunk in run.chunks.all()}) == 2
 
 
-def test_a_worker_killed_mid_chunk_loses_only_that_chunk(campaign):
+def test_a_worker_killed_mid_chunk_loses_only_that_chunk(campaign, start_worker):
     run = generation_run_start(campaign=campaign, chunk_size=1)
-    doomed = _worker()
+    doomed = start_worker()
     deadline = time.monotonic() + 120
     while not run.chunks.filter(state=ChunkState.RUNNING).exists():
         assert time.monotonic() < deadline, "the worker never started a chunk"
@@ -124,8 +145,9 @@ def test_a_worker_killed_mid_chunk_loses_only_that_chunk(campaign):
         lease_expires_at=timezone.now() - timedelta(seconds=1)
     )
     assert requeue_stale_chunks() == 1
-    survivor = _worker("--batch")
+    survivor = start_worker("--batch")
     output = survivor.communicate(timeout=240)[0]
     assert survivor.returncode == 0, output
     _assert_all_done_once(run, campaign)
-    assert max(chunk.attempts for chunk in run.chunks.all()) == 2
+    attempts = {chunk.index: (chunk.attempts, chunk.worker) for chunk in run.chunks.all()}
+    assert max(a for a, _ in attempts.values()) == 2, attempts

@@ -34,6 +34,38 @@ def candidates_store(*, campaign: Campaign, originals: dict[str, Original], resu
         return Candidate.objects.filter(campaign=campaign).count() - before
 
 
+def targets_for_campaign(campaign: Campaign, records: list) -> list:
+    """Plain targets, or with `targeting = {"slices": [...], "code": ...}` only the originals
+    that match a slice, blanked exactly on the pattern (Polyjuice §4.1)."""
+    from generation.parsing import ParseCache
+    from generation.polyjuice import PerturbTarget
+    from generation.slicing import targets_for_slices
+
+    targeting = campaign.targeting or {}
+    slices = targeting.get("slices") or []
+    if not slices:
+        return [PerturbTarget(original=record) for record in records]
+    try:
+        return targets_for_slices(records, ParseCache(), slices, code=targeting.get("code"))
+    except ValueError as error:
+        raise InvalidInput(
+            f"Invalid targeting: {error}", fields={"targeting": [str(error)]}
+        ) from None
+
+
+def originals_tag_slices(*, campaign: Campaign) -> int:
+    """Store on each original the names of the slicing functions it matches."""
+    from generation.parsing import ParseCache
+    from generation.slicing import tag_slices
+
+    originals = list(campaign.originals.order_by("id"))
+    docs = ParseCache().parse_many([original.text for original in originals])
+    for original, tags in zip(originals, tag_slices(docs), strict=True):
+        original.slice_tags = tags
+    Original.objects.bulk_update(originals, ["slice_tags"], batch_size=500)
+    return len(originals)
+
+
 def candidates_generate(
     *,
     campaign: Campaign,
@@ -49,7 +81,6 @@ def candidates_generate(
     demo calls it directly, and each chunk of a generation run (`cfannotate.candidates.runs`).
     """
     from generation.pipeline import run_polyjuice
-    from generation.polyjuice import PerturbTarget
 
     settings = adapter.pipeline_settings(campaign, device=device)
     originals = list(
@@ -60,7 +91,9 @@ def candidates_generate(
     if not originals:
         raise InvalidInput("The campaign has no originals to perturb.")
     by_key = {str(original.pk): original for original in originals}
-    targets = [PerturbTarget(original=record) for record in adapter.original_records(originals)]
+    targets = targets_for_campaign(campaign, adapter.original_records(originals))
+    if not targets:
+        raise InvalidInput("No original matches the campaign's slices; nothing to generate.")
     result = run_polyjuice(
         targets, settings, lm=lm, fluency_lm=fluency_lm, show_progress=show_progress
     )

@@ -102,3 +102,47 @@ def test_generate_command_reports_bad_input(db, capsys):
 
     with pytest.raises(CommandError, match="No campaign with id 424242"):
         call_command("generate", 424242)
+
+
+def test_targeting_blanks_only_the_sliced_pattern(researcher, tiny_lm, monkeypatch):
+    """§4.1: with a preposition slice, only matching originals are perturbed, on that word."""
+    campaign = make_campaign(
+        owner=researcher,
+        settings={
+            "targeting": {"slices": ["preposition"], "code": "resemantic"},
+            "generators": [{"name": "polyjuice", "per_prompt": 1}],
+        },
+    )
+    surfboard = make_original(campaign, text="His surfboard is beneath him.")
+    make_original(campaign, text="It rained.")
+    seen = []
+
+    def fake(lm, prompts, budgets, config, **kwargs):
+        seen.extend(prompts)
+        return [["lying on [ANSWER]"]] * len(prompts)
+
+    monkeypatch.setattr("generation.polyjuice.generate_continuations", fake)
+    candidates_generate(campaign=campaign, lm=tiny_lm, fluency_lm=tiny_lm)
+    assert [p.own for p in seen] == [" [resemantic] His surfboard is [BLANK] him. [SEP]"]
+    assert list(Candidate.objects.values_list("original_id", "text")) == [
+        (surfboard.id, "His surfboard is lying on him.")
+    ]
+
+
+def test_targeting_with_an_unknown_slice_is_refused(researcher, tiny_lm):
+    campaign = make_campaign(owner=researcher, settings={"targeting": {"slices": ["sarcasm"]}})
+    make_original(campaign)
+    with pytest.raises(InvalidInput, match="Invalid targeting"):
+        candidates_generate(campaign=campaign, lm=tiny_lm, fluency_lm=tiny_lm)
+
+
+def test_originals_are_tagged_with_their_slices(campaign):
+    from cfannotate.candidates.services import originals_tag_slices
+
+    make_original(campaign, text="We may not see two dogs in Paris.")
+    assert originals_tag_slices(campaign=campaign) == 2
+    tags = dict(campaign.originals.values_list("text", "slice_tags"))
+    assert {"modal_verb", "negation", "quantifier_or_number", "named_entity"} <= set(
+        tags["We may not see two dogs in Paris."]
+    )
+    assert "preposition" in tags["It is great for kids."]

@@ -8,6 +8,7 @@ for whole-sentence blanks (SPEC.md: SmolLM2 rewrites sensibly that way on CPU).
 """
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from generation.decoding import PromptParts
 from generation.prompts import build_answer, build_prompt, candidate_from_answers, has_leak
@@ -149,6 +150,8 @@ class FewShotStrategy:
         return candidate_from_answers(request.blanked, first_line)
 
 
+TRAINING_REPORT = "cfannotate_training.json"
+
 STRATEGIES = {"native": NativeStrategy(), "fewshot": FewShotStrategy()}
 
 
@@ -157,12 +160,21 @@ def knows_polyjuice_format(tokenizer) -> bool:
     return len(tokenizer.tokenize(PERTURB)) == 1
 
 
+def _trained_by_us(model_name: str) -> bool:
+    """A directory written by `python -m generation train` (it leaves its report there)."""
+    return bool(model_name) and (Path(model_name).expanduser() / TRAINING_REPORT).is_file()
+
+
 def strategy_for(name: str, tokenizer, model_name: str = "") -> NativeStrategy | FewShotStrategy:
     """The named strategy; `auto` prompts natively any model trained on the format: one
     whose tokenizer has the format's tokens (our training command adds them), or the
     published Polyjuice models, which learned the markers as plain GPT-2 text."""
     if name == "auto":
-        native = knows_polyjuice_format(tokenizer) or "polyjuice" in model_name.lower()
+        native = (
+            knows_polyjuice_format(tokenizer)
+            or "polyjuice" in model_name.lower()
+            or _trained_by_us(model_name)
+        )
         return STRATEGIES["native" if native else "fewshot"]
     try:
         return STRATEGIES[name]

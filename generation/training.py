@@ -6,6 +6,8 @@ different blanks in x̂: (1) just the changed tokens, (2) their parse subtrees,
 (3) one blank over the merged changes, (4) the whole sentence. A training text is
 `x <|perturb|> [code] blanked [SEP] a1 [ANSWER] ... <eos>`; the loss covers what
 follows <|perturb|>, so the model learns codes, blanks and answers, not to copy x.
+The output directory holds `cfannotate_training.json`, which tells the generator to
+prompt it in the native format.
 """
 
 import argparse
@@ -27,6 +29,7 @@ from generation.edits import compute_edit
 from generation.pairs import Pair, read_pairs
 from generation.parsing import ParseCache
 from generation.prompts import build_answer, build_prompt, fill_blanks
+from generation.strategies import TRAINING_REPORT
 from generation.tokens import CODE_TOKENS, PERTURB, SPECIAL_TOKENS
 
 logger = logging.getLogger(__name__)
@@ -56,6 +59,10 @@ class TrainingConfig:
     device: str = "auto"
     seed: int = 0
     both_directions: bool = True
+    # Plain-text markers (as the published Polyjuice model learned them) reuse embeddings
+    # the model already has; new special tokens start untrained and, in a short CPU run
+    # on CAD (docs/benchmarks.md), were never emitted. Opt in for long GPU runs.
+    add_special_tokens: bool = False
 
 
 @dataclass
@@ -144,16 +151,20 @@ def add_polyjuice_tokens(tokenizer, model) -> int:
 
 
 def _encode(tokenizer, examples: list[TrainingExample], max_length: int) -> list[dict]:
-    perturb_id = tokenizer.convert_tokens_to_ids(PERTURB)
+    """Token ids and labels; the labels skip `x <|perturb|>`, whatever the markers tokenize to."""
     eos = tokenizer.eos_token or ""
     encoded = []
     for example in examples:
         ids = tokenizer(
             example.text + eos, add_special_tokens=False, truncation=True, max_length=max_length
         )["input_ids"]
-        if perturb_id not in ids:
-            continue  # x alone filled the length budget
-        start = ids.index(perturb_id) + 1
+        context = example.prompt[: example.prompt.index(PERTURB) + len(PERTURB)]
+        start = len(tokenizer(context, add_special_tokens=False)["input_ids"])
+        if (
+            start >= len(ids)
+            or ids[:start] != tokenizer(context, add_special_tokens=False)["input_ids"]
+        ):
+            continue  # x alone filled the length budget, or the boundary moved
         labels = [-100] * start + ids[start:]
         encoded.append({"input_ids": ids, "labels": labels})
     return encoded
@@ -207,7 +218,10 @@ def train(
     # 2. The base model with the Polyjuice vocabulary added.
     lm = load_causal_lm(config.base_model, device=config.device, dtype="float32")
     model, tokenizer, device = lm.model, lm.tokenizer, lm.device
-    add_polyjuice_tokens(tokenizer, model)
+    if config.add_special_tokens:
+        add_polyjuice_tokens(tokenizer, model)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
     pad_id = tokenizer.pad_token_id
     train_items = _encode(tokenizer, train_examples, config.max_length)
     eval_batches = [
@@ -262,7 +276,7 @@ def train(
             report.steps += 1
             if bar is not None:
                 bar.update(1)
-                bar.set_postfix(loss=f"{float(loss):.3f}")
+                bar.set_postfix(loss=f"{loss.detach().item():.3f}")
     if bar is not None:
         bar.close()
     report.eval_loss_after = _eval_loss(model, eval_batches, device)
@@ -273,7 +287,7 @@ def train(
     tokenizer.save_pretrained(config.output)
     report.seconds = time.perf_counter() - started
     report.output = str(config.output)
-    (config.output / "cfannotate_training.json").write_text(json.dumps(asdict(report), indent=2))
+    (config.output / TRAINING_REPORT).write_text(json.dumps(asdict(report), indent=2))
     return report
 
 
@@ -299,6 +313,7 @@ def train_command(args: argparse.Namespace) -> int:
         max_length=args.max_length,
         device=args.device,
         seed=args.seed,
+        add_special_tokens=args.add_special_tokens,
     )
     report = train(config, pairs, show_progress=not args.quiet)
     print(json.dumps(asdict(report), indent=2))
@@ -325,5 +340,10 @@ def add_train_parser(commands) -> None:
     parser.add_argument("--max-pairs", type=int, default=None)
     parser.add_argument("--device", default="auto")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--add-special-tokens",
+        action="store_true",
+        help="Learn the markers as new tokens (needs a long run; default: text).",
+    )
     parser.add_argument("--quiet", action="store_true")
     parser.set_defaults(handler=train_command)

@@ -198,7 +198,7 @@ def test_tiny_training_run_lowers_the_loss_and_saves_a_native_model(
     assert report.eval_loss_after < report.eval_loss_before
 
     trained = load_causal_lm(output, device="cpu")
-    assert strategy_for("auto", trained.tokenizer).name == "native"
+    assert strategy_for("auto", trained.tokenizer, str(trained.name)).name == "native"
     saved = json.loads((output / "cfannotate_training.json").read_text())
     assert saved["examples"] == report.examples
     assert saved["eval_loss_after"] == pytest.approx(report.eval_loss_after)

@@ -62,6 +62,7 @@ def demo_generate(
     it covers a few originals; `manage.py generate` does the rest.
     """
     from cfannotate.candidates.services import candidates_generate
+    from cfannotate.labeling.units import units_create_from_selection
 
     lines = []
     for campaign in campaigns:
@@ -74,8 +75,10 @@ def demo_generate(
         summary = candidates_generate(
             campaign=campaign, originals=originals, show_progress=show_progress
         )
+        selected = units_create_from_selection(campaign=campaign)
         lines.append(
             f"{campaign.name}: {summary.stored} candidates ({summary.kept} fluent) for "
-            f"{summary.originals} originals in {summary.seconds.get('total', 0):.0f}s."
+            f"{summary.originals} originals in {summary.seconds.get('total', 0):.0f}s; "
+            f"{selected.units} labeling units of diverse counterfactuals."
         )
     return lines

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from cfannotate.candidates.models import Candidate
+from cfannotate.candidates.models import Candidate, GenerationChunk, GenerationRun
 
 
 @admin.register(Candidate)
@@ -19,3 +19,65 @@ class CandidateAdmin(admin.ModelAdmin):
     @admin.display(description="original")
     def original_text(self, obj: Candidate) -> str:
         return obj.original.text
+
+
+class GenerationChunkInline(admin.TabularInline):
+    model = GenerationChunk
+    extra = 0
+    fields = [
+        "index",
+        "state",
+        "attempts",
+        "worker",
+        "candidates_stored",
+        "started_at",
+        "finished_at",
+        "error",
+    ]
+    readonly_fields = fields
+    can_delete = False
+
+
+@admin.register(GenerationRun)
+class GenerationRunAdmin(admin.ModelAdmin):
+    list_display = [
+        "id",
+        "campaign",
+        "state",
+        "chunks_done",
+        "chunks_failed",
+        "chunks_total",
+        "candidates_stored",
+        "created_at",
+        "finished_at",
+    ]
+    list_filter = ["state", "campaign"]
+    search_fields = ["campaign__name"]
+    readonly_fields = [
+        "chunks_total",
+        "chunks_done",
+        "chunks_failed",
+        "candidates_stored",
+        "created_at",
+        "started_at",
+        "finished_at",
+    ]
+    inlines = [GenerationChunkInline]
+
+
+@admin.register(GenerationChunk)
+class GenerationChunkAdmin(admin.ModelAdmin):
+    list_display = [
+        "id",
+        "run",
+        "index",
+        "state",
+        "attempts",
+        "worker",
+        "candidates_stored",
+        "lease_expires_at",
+    ]
+    list_filter = ["state"]
+    search_fields = ["worker", "error"]
+    raw_id_fields = ["run"]
+    readonly_fields = ["attempts", "started_at", "finished_at"]

@@ -59,20 +59,20 @@ class GenerationStartApi(APIView):
 
 
 class _RunActionApi(APIView):
-    action = None
+    run_action = None
 
     @extend_schema(request=None, responses=ProgressSerializer)
     def post(self, request: Request, campaign_id: int, run_id: int) -> Response:
         campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
         run = get_object_or_404(GenerationRun, pk=run_id, campaign=campaign)
-        type(self).action(run=run)
+        type(self).run_action(run=run)
         run.refresh_from_db()
         return Response(_progress(run))
 
 
 class GenerationCancelApi(_RunActionApi):
-    action = staticmethod(runs.generation_run_cancel)
+    run_action = staticmethod(runs.generation_run_cancel)
 
 
 class GenerationRetryApi(_RunActionApi):
-    action = staticmethod(runs.generation_run_retry)
+    run_action = staticmethod(runs.generation_run_retry)

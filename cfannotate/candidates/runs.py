@@ -148,7 +148,16 @@ def _finish(chunk: GenerationChunk, *, state: str, stored: int = 0, error: str =
             run.state = RunState.DONE if run.chunks_failed == 0 else RunState.FAILED
             run.finished_at = timezone.now()
             run.save(update_fields=["state", "finished_at"])
+            if run.state == RunState.DONE:
+                _queue_selection(run.campaign_id)
     return True
+
+
+def _queue_selection(campaign_id: int) -> None:
+    """Once every chunk is in, select the diverse candidates into labeling units."""
+    from cfannotate.labeling.tasks import select_units
+
+    transaction.on_commit(lambda: select_units.enqueue(campaign_id))
 
 
 def generation_chunk_process(

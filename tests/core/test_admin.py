@@ -41,6 +41,9 @@ def populated(campaign):
         position=0,
         expected_label=campaign.labels.first(),
     )
+    from cfannotate.candidates.runs import generation_run_create
+
+    generation_run_create(campaign=campaign, chunk_size=1)
     return campaign
 
 

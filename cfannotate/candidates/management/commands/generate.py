@@ -11,6 +11,7 @@ from cfannotate.candidates.runs import (
     generation_run_create,
 )
 from cfannotate.core.exceptions import CfannotateError
+from cfannotate.labeling.units import units_create_from_selection
 
 
 class Command(BaseCommand):
@@ -50,10 +51,11 @@ class Command(BaseCommand):
         except (CfannotateError, ModelUnavailable, ValueError) as error:
             raise CommandError(getattr(error, "message", str(error))) from None
         run.refresh_from_db()
+        selected = units_create_from_selection(campaign=found)
         self.stdout.write(
             self.style.SUCCESS(
                 f"{found.name}: run {run.pk} {run.get_state_display().lower()}: "
                 f"{run.candidates_stored} new candidates from {len(ids)} originals in "
-                f"{run.chunks_done} chunk(s)."
+                f"{run.chunks_done} chunk(s); {selected.units} labeling units selected."
             )
         )

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import torch
 
+from generation.edits import levenshtein
+
 
 def _ngrams(tokens: list[str], n: int) -> Counter:
     return Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
@@ -52,15 +54,8 @@ def self_bleu(texts: list[str]) -> float | None:
 
 
 def token_levenshtein(a: list[str], b: list[str]) -> int:
-    previous = list(range(len(b) + 1))
-    for i, token_a in enumerate(a, start=1):
-        current = [i]
-        for j, token_b in enumerate(b, start=1):
-            current.append(
-                min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (token_a != token_b))
-            )
-        previous = current
-    return previous[-1]
+    """Edit distance in tokens between two tokenized texts (closeness to x, A.3.2)."""
+    return levenshtein(a, b)
 
 
 class MiniLMUnavailable(RuntimeError):

@@ -8,7 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from cfannotate.campaigns import selectors, services
-from cfannotate.campaigns.models import Campaign, TaskType
+from cfannotate.campaigns.models import SETTING_FIELDS, Campaign, TaskType
 
 
 class LabelSerializer(serializers.Serializer):
@@ -33,26 +33,7 @@ class CampaignOutputSerializer(serializers.ModelSerializer):
             "instructions",
             "labels",
             "created_at",
-            "generators",
-            "candidates_per_original",
-            "fluency_threshold",
-            "targeting",
-            "selected_per_original",
-            "weight_base",
-            "weight_removed",
-            "weight_added",
-            "weight_tree",
-            "weight_code",
-            "training_rounds",
-            "rounds_per_assignment",
-            "gold_rounds_per_assignment",
-            "judgments_per_candidate",
-            "lease_minutes",
-            "max_requeues",
-            "min_median_seconds",
-            "min_gold_correct",
-            "agreement_threshold",
-            "label_distribution_threshold",
+            *SETTING_FIELDS,
         ]
 
 

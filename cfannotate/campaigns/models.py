@@ -161,6 +161,31 @@ class Campaign(models.Model):
         return self.rounds_per_assignment + self.gold_rounds_per_assignment
 
 
+# The per-stage settings a researcher may set, in the order they are shown.
+SETTING_FIELDS = (
+    "generators",
+    "candidates_per_original",
+    "fluency_threshold",
+    "targeting",
+    "selected_per_original",
+    "weight_base",
+    "weight_removed",
+    "weight_added",
+    "weight_tree",
+    "weight_code",
+    "training_rounds",
+    "rounds_per_assignment",
+    "gold_rounds_per_assignment",
+    "judgments_per_candidate",
+    "lease_minutes",
+    "max_requeues",
+    "min_median_seconds",
+    "min_gold_correct",
+    "agreement_threshold",
+    "label_distribution_threshold",
+)
+
+
 class CampaignLabel(models.Model):
     """One class of the campaign's label set, with what workers see."""
 

@@ -7,7 +7,13 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils.text import slugify
 
-from cfannotate.campaigns.models import Campaign, CampaignLabel, Original, TaskType
+from cfannotate.campaigns.models import (
+    SETTING_FIELDS,
+    Campaign,
+    CampaignLabel,
+    Original,
+    TaskType,
+)
 from cfannotate.campaigns.task_templates import LabelTemplate, template_for
 from cfannotate.core.exceptions import InvalidInput
 
@@ -72,32 +78,8 @@ def campaign_create(
     return campaign
 
 
-SETTING_FIELDS = {
-    "generators",
-    "candidates_per_original",
-    "fluency_threshold",
-    "targeting",
-    "selected_per_original",
-    "weight_base",
-    "weight_removed",
-    "weight_added",
-    "weight_tree",
-    "weight_code",
-    "training_rounds",
-    "rounds_per_assignment",
-    "gold_rounds_per_assignment",
-    "judgments_per_candidate",
-    "lease_minutes",
-    "max_requeues",
-    "min_median_seconds",
-    "min_gold_correct",
-    "agreement_threshold",
-    "label_distribution_threshold",
-}
-
-
 def _apply_settings(campaign: Campaign, settings: Mapping[str, object]) -> None:
-    unknown = sorted(set(settings) - SETTING_FIELDS)
+    unknown = sorted(set(settings) - set(SETTING_FIELDS))
     if unknown:
         raise InvalidInput(
             f"Unknown campaign settings: {', '.join(unknown)}.",

@@ -1,8 +1,9 @@
 """Labeling units from generated candidates: the diverse few per original (Polyjuice §4.1).
 
-Per original, the fluent candidates are ranked by `generation.selection` (facility
-location on 1 - D_L with the campaign's weights, ties to the more fluent) and the
-chosen ones are grouped into units of three, the size of a round.
+Per original, the fluent candidates (not `global` rewrites) are ranked by
+`generation.selection` (facility location on 1 - D_L with the campaign's weights, ties
+to the more fluent) and the chosen ones are grouped into units of three, the size of a
+round.
 """
 
 from dataclasses import dataclass
@@ -10,7 +11,7 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from cfannotate.campaigns.models import Campaign
-from cfannotate.candidates.models import Candidate, CandidateStatus
+from cfannotate.candidates.models import Candidate, CandidateStatus, ControlCode
 from cfannotate.labeling.models import LabelingUnit, UnitItem
 
 ROUND_SIZE = 3  # counterfactuals shown per round (Polyjuice §4.2)
@@ -48,6 +49,8 @@ def units_create_from_selection(*, campaign: Campaign) -> SelectionSummary:
     pool = list(
         Candidate.objects.filter(campaign=campaign, status=CandidateStatus.GENERATED)
         .exclude(original_id__in=done)
+        # `global` edits are rewrites too far from x to be counterfactuals (A.2).
+        .exclude(control_code=ControlCode.GLOBAL)
         .select_related("original")
         .order_by("original_id", "id")
     )

@@ -63,3 +63,9 @@ def test_selection_is_idempotent_and_groups_by_round_size(campaign):
 
 def test_nothing_to_select(campaign):
     assert units_create_from_selection(campaign=campaign).units == 0
+
+
+def test_global_rewrites_are_never_selected(campaign):
+    original = make_original(campaign)
+    _candidate(original, "Something else entirely.", {"sentence"}, {"else"}, code="global")
+    assert units_create_from_selection(campaign=campaign).units == 0

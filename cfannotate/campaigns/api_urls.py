@@ -39,4 +39,9 @@ urlpatterns = [
         candidate_apis.GenerationRetryApi.as_view(),
         name="api-generation-retry",
     ),
+    path(
+        "campaigns/<int:campaign_id>/originals/priority/",
+        apis.OriginalPriorityApi.as_view(),
+        name="api-original-priority",
+    ),
 ]

@@ -111,3 +111,36 @@ class OriginalImportApi(APIView):
             campaign=campaign, records=serializer.validated_data["records"]
         )
         return Response({"imported": imported}, status=status.HTTP_201_CREATED)
+
+
+class OriginalPriorityApi(APIView):
+    """Rank originals for labeling by a model's mistakes and uncertainty (§4.4)."""
+
+    @extend_schema_serializer(component_name="PriorityInput")
+    class InputSerializer(serializers.Serializer):
+        predictions = serializers.ListField(
+            child=serializers.DictField(),
+            required=False,
+            allow_empty=False,
+            help_text="Rows {id, label} or {id, probabilities: {label: p}}; omit to use the "
+            "built-in baseline.",
+        )
+
+    @extend_schema_serializer(component_name="PriorityOutput")
+    class OutputSerializer(serializers.Serializer):
+        originals = serializers.IntegerField()
+        source = serializers.CharField()
+        wrong = serializers.IntegerField()
+        mean_priority = serializers.FloatField()
+
+    @extend_schema(request=InputSerializer, responses=OutputSerializer)
+    def post(self, request: Request, campaign_id: int) -> Response:
+        from cfannotate.campaigns.priority import originals_prioritize
+
+        campaign = selectors.campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        summary = originals_prioritize(
+            campaign=campaign, predictions=serializer.validated_data.get("predictions")
+        )
+        return Response(self.OutputSerializer(summary).data)

@@ -31,8 +31,8 @@ DEFAULT_GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 CACHE_ENV = "CFANNOTATE_MODEL_CACHE"  # root of converted models; DEFAULT_MODEL lives beneath it
 DOWNLOADS_ENV = "CFANNOTATE_ALLOW_DOWNLOADS"  # "1" lets hub ids download
 
-# Hub ids are `name` or `owner/name`; anything else that names a model is a filesystem path.
-# `owner/name` or `name`; neither part may be "." or ".." (those are relative paths).
+# Hub ids are `name` or `owner/name` (neither part "." or "..", which are relative paths);
+# anything else that names a model is a filesystem path.
 _HUB_ID = re.compile(r"^(?:(?!\.{1,2}/)[\w.-]+/)?(?!\.{1,2}$)[\w.-]+$")
 _CUDA = re.compile(r"^cuda(?::(\d+))?$")
 _DTYPES = {

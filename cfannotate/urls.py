@@ -20,6 +20,9 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("campaigns/", include("cfannotate.campaigns.urls")),
     path("campaigns/", include("cfannotate.candidates.urls")),
+    path("campaigns/", include("cfannotate.labeling.campaign_urls")),
+    path("w/", include("cfannotate.labeling.urls")),
+    path("join/", include("cfannotate.crowd.urls")),
     path("api/", include(api_patterns)),
     path("admin/", admin.site.urls),
 ]

@@ -7,11 +7,18 @@ from datetime import timedelta
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from cfannotate.campaigns.models import Campaign, Original, TaskType
+from cfannotate.campaigns.models import Campaign, CampaignStatus, Original, TaskType
 from cfannotate.campaigns.services import campaign_create
-from cfannotate.candidates.models import Candidate
+from cfannotate.candidates.models import Candidate, CandidateSource, CandidateStatus
 from cfannotate.crowd.models import Platform, Worker
-from cfannotate.labeling.models import Assignment, LabelingUnit, UnitItem
+from cfannotate.labeling.models import (
+    Assignment,
+    GoldItem,
+    GoldKind,
+    GoldRound,
+    LabelingUnit,
+    UnitItem,
+)
 
 _sequence = itertools.count(1)
 
@@ -76,3 +83,41 @@ def make_assignment(campaign: Campaign, worker: Worker | None = None, **kwargs) 
         lease_expires_at=timezone.now() + timedelta(minutes=campaign.lease_minutes),
         **kwargs,
     )
+
+
+def make_gold_round(
+    campaign: Campaign, kind: str = GoldKind.GOLD, items: int = 3, label: str | None = None
+) -> GoldRound:
+    """A gold or training round on a fresh original, every item valid with `label`."""
+    original = make_original(campaign)
+    expected = campaign.labels.get(value=label) if label else campaign.labels.last()
+    gold_round = GoldRound.objects.create(campaign=campaign, original=original, kind=kind)
+    for position in range(1, items + 1):
+        candidate = make_candidate(
+            original, source=CandidateSource.AUTHORED, status=CandidateStatus.GOLD, generator="gold"
+        )
+        GoldItem.objects.create(
+            gold_round=gold_round,
+            candidate=candidate,
+            position=position,
+            expected_valid=True,
+            expected_label=expected,
+            explanation=f"Known answer {position} of {kind} round.",
+        )
+    return gold_round
+
+
+def make_labeling_campaign(
+    *, units: int = 25, gold: int = 3, training: int = 1, k: int = 2, **settings
+) -> Campaign:
+    """A campaign open for labeling, with units of three candidates and gold/training rounds."""
+    campaign = make_campaign(settings={"judgments_per_candidate": k, **settings})
+    for _ in range(units):
+        make_unit(make_original(campaign), judgments_needed=k)
+    for _ in range(gold):
+        make_gold_round(campaign, GoldKind.GOLD)
+    for _ in range(training):
+        make_gold_round(campaign, GoldKind.TRAINING)
+    Campaign.objects.filter(pk=campaign.pk).update(status=CampaignStatus.LABELING)
+    campaign.refresh_from_db()
+    return campaign

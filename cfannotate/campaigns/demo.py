@@ -11,13 +11,20 @@ from django.db import transaction
 from cfannotate.campaigns.datasets import read_jsonl
 from cfannotate.campaigns.models import Campaign, TaskType
 from cfannotate.campaigns.services import campaign_create, originals_import
+from cfannotate.labeling.gold import gold_rounds_import
 
 FIXTURES_DIR = Path(settings.BASE_DIR) / "fixtures"
 DEMO_USERNAME = "researcher"
 
+# (name, task type, originals, gold and training rounds written for those originals)
 DEMO_CAMPAIGNS = [
-    ("Movie review sentiment (demo)", TaskType.SENTIMENT, "sentiment_reviews.jsonl"),
-    ("Natural language inference (demo)", TaskType.NLI, "nli_pairs.jsonl"),
+    (
+        "Movie review sentiment (demo)",
+        TaskType.SENTIMENT,
+        "sentiment_reviews.jsonl",
+        "sentiment_gold.jsonl",
+    ),
+    ("Natural language inference (demo)", TaskType.NLI, "nli_pairs.jsonl", "nli_gold.jsonl"),
 ]
 
 
@@ -44,11 +51,12 @@ def demo_setup() -> DemoSetup:
     user.save()
 
     campaigns = []
-    for name, task_type, fixture in DEMO_CAMPAIGNS:
+    for name, task_type, fixture, gold_fixture in DEMO_CAMPAIGNS:
         campaign = Campaign.objects.filter(owner=user, name=name).first()
         if campaign is None:
             campaign = campaign_create(owner=user, name=name, task_type=task_type)
             originals_import(campaign=campaign, records=read_jsonl(FIXTURES_DIR / fixture))
+            gold_rounds_import(campaign=campaign, records=read_jsonl(FIXTURES_DIR / gold_fixture))
         campaigns.append(campaign)
     return DemoSetup(username=user.username, password=password, campaigns=campaigns)
 
@@ -62,6 +70,7 @@ def demo_generate(
     it covers a few originals; `manage.py generate` does the rest.
     """
     from cfannotate.candidates.services import candidates_generate
+    from cfannotate.labeling.services import labeling_open
     from cfannotate.labeling.units import units_create_from_selection
 
     lines = []
@@ -76,6 +85,8 @@ def demo_generate(
             campaign=campaign, originals=originals, show_progress=show_progress
         )
         selected = units_create_from_selection(campaign=campaign)
+        if selected.units:
+            labeling_open(campaign=campaign)
         lines.append(
             f"{campaign.name}: {summary.stored} candidates ({summary.kept} fluent) for "
             f"{summary.originals} originals in {summary.seconds.get('total', 0):.0f}s; "

@@ -131,7 +131,23 @@ class RowError:
     message: str
 
 
-def _label_lookup(campaign: Campaign) -> dict[str, CampaignLabel]:
+def row_errors_raise(errors: list[RowError]) -> None:
+    """One InvalidInput for all bad rows of an upload, or nothing when there are none."""
+    if not errors:
+        return
+    shown = errors[:MAX_ROW_ERRORS_REPORTED]
+    fields: dict[str, list[str]] = {}
+    for error in shown:
+        fields.setdefault(f"row {error.row}", []).append(f"{error.field}: {error.message}")
+    more = len(errors) - len(shown)
+    rows = len({error.row for error in errors})
+    message = f"{rows} row(s) are invalid; nothing was imported."
+    if more:
+        message += f" {more} more error(s) not shown."
+    raise InvalidInput(message, fields=fields)
+
+
+def label_lookup(campaign: Campaign) -> dict[str, CampaignLabel]:
     """Every spelling accepted for each label: value, display name, template aliases."""
     lookup: dict[str, CampaignLabel] = {}
     labels = list(campaign.labels.all())
@@ -154,7 +170,7 @@ def originals_import(*, campaign: Campaign, records: Iterable[Mapping[str, objec
     A record has `text`, `label`, optionally `id` and (for pair tasks) `context`;
     other keys are kept in `extra`. Raises InvalidInput with one entry per bad row.
     """
-    lookup = _label_lookup(campaign)
+    lookup = label_lookup(campaign)
     existing_ids = set(campaign.originals.values_list("external_id", flat=True))
     next_number = campaign.originals.count() + 1
     seen_ids: set[str] = set()
@@ -211,17 +227,7 @@ def originals_import(*, campaign: Campaign, records: Iterable[Mapping[str, objec
             )
         )
 
-    if errors:
-        shown = errors[:MAX_ROW_ERRORS_REPORTED]
-        fields: dict[str, list[str]] = {}
-        for error in shown:
-            fields.setdefault(f"row {error.row}", []).append(f"{error.field}: {error.message}")
-        more = len(errors) - len(shown)
-        rows = len({error.row for error in errors})
-        message = f"{rows} row(s) are invalid; nothing was imported."
-        if more:
-            message += f" {more} more error(s) not shown."
-        raise InvalidInput(message, fields=fields)
+    row_errors_raise(errors)
     if not to_create:
         raise InvalidInput("The dataset has no rows; nothing was imported.")
     Original.objects.bulk_create(to_create, batch_size=1000)

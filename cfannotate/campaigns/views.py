@@ -9,6 +9,7 @@ from cfannotate.campaigns import selectors
 from cfannotate.candidates.selectors import latest_run, run_progress
 from cfannotate.core.exceptions import NotFound
 from cfannotate.core.htmx import HtmxHttpRequest
+from cfannotate.labeling.campaign_views import labeling_context
 
 ORIGINALS_PER_PAGE = 25
 
@@ -33,6 +34,7 @@ def campaign_detail(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
         "page": page,
         "candidates": selectors.recent_candidates(campaign),
         "progress": run_progress(run) if (run := latest_run(campaign)) else None,
+        **labeling_context(request, campaign),
     }
     template = "campaigns/detail.html"
     if request.htmx and request.htmx.target == "originals":

@@ -12,7 +12,7 @@ from django.db import transaction
 
 from cfannotate.campaigns.models import Campaign
 from cfannotate.candidates.models import Candidate, CandidateStatus, ControlCode
-from cfannotate.labeling.models import LabelingUnit, UnitItem
+from cfannotate.labeling.models import GoldRound, LabelingUnit, UnitItem
 
 ROUND_SIZE = 3  # counterfactuals shown per round (Polyjuice §4.2)
 
@@ -49,6 +49,8 @@ def units_create_from_selection(*, campaign: Campaign) -> SelectionSummary:
     pool = list(
         Candidate.objects.filter(campaign=campaign, status=CandidateStatus.GENERATED)
         .exclude(original_id__in=done)
+        # Originals of gold rounds stay out of real rounds, so gold cannot be recognised.
+        .exclude(original_id__in=GoldRound.objects.filter(campaign=campaign).values("original_id"))
         # `global` edits are rewrites too far from x to be counterfactuals (A.2).
         .exclude(control_code=ControlCode.GLOBAL)
         .select_related("original")

@@ -1,9 +1,12 @@
 """Create the demo researcher and campaigns from fixtures, and print where to look."""
 
 from django.core.management.base import BaseCommand, CommandError
+from django.urls import reverse
 
 from cfannotate.campaigns.demo import demo_generate, demo_setup
+from cfannotate.campaigns.models import CampaignStatus
 from cfannotate.core.exceptions import CfannotateError
+from cfannotate.crowd.tokens import join_token
 
 
 class Command(BaseCommand):
@@ -38,9 +41,13 @@ class Command(BaseCommand):
         out.write(self.style.SUCCESS("Demo ready."))
         out.write(f"  Log in:     {base}/accounts/login/  as {setup.username} / {setup.password}")
         for campaign in setup.campaigns:
+            campaign.refresh_from_db()
             out.write(
                 f"  Campaign:   {base}/campaigns/{campaign.id}/  {campaign.name} "
                 f"({campaign.originals.count()} originals)"
             )
+            if campaign.status == CampaignStatus.LABELING:
+                link = reverse("join", kwargs={"token": join_token(campaign.id)})
+                out.write(f"  Label it:   {base}{link}  (the worker's view)")
         out.write(f"  Admin:      {base}/admin/")
         out.write(f"  API schema: {base}/api/schema/   docs: {base}/api/docs/")

@@ -1,0 +1,244 @@
+"""The assignment engine: start an assignment, claim units without overbooking, expire leases.
+
+Design note: `assignments.md` beside this module (Polyjuice §4.2 and Appendix C.2).
+"""
+
+import random
+import secrets
+from datetime import datetime, timedelta
+
+from django.db import connection, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from cfannotate.campaigns.models import Campaign, CampaignStatus
+from cfannotate.core.exceptions import Conflict, Expired
+from cfannotate.crowd.models import Worker
+from cfannotate.crowd.tokens import new_nonce
+from cfannotate.labeling.models import (
+    Assignment,
+    AssignmentState,
+    GoldKind,
+    GoldRound,
+    LabelingUnit,
+    Round,
+    RoundKind,
+)
+
+
+class NoWorkLeft(Conflict):
+    """Every unit is claimed up to K or was already seen by this worker."""
+
+
+NO_WORK_LEFT = "There is no work left in this task for you right now. Thank you for your help!"
+
+
+def _lease_end(campaign: Campaign, now: datetime) -> datetime:
+    return now + timedelta(minutes=campaign.lease_minutes)
+
+
+def _locked(queryset):
+    """Row locks that skip rows another transaction holds (no-op where unsupported)."""
+    if connection.features.has_select_for_update_skip_locked:
+        return queryset.select_for_update(skip_locked=True)
+    return queryset
+
+
+def units_claim(*, campaign: Campaign, worker: Worker, count: int) -> list[int]:
+    """Claim up to `count` open units this worker has never seen; best priority first.
+
+    Must run inside a transaction. The row locks keep concurrent claimers off the
+    same rows; the conditional UPDATE makes overbooking impossible even without them
+    (SQLite), and the database's `claims <= judgments_needed` check backs both.
+    """
+    seen = Round.objects.filter(worker=worker, unit__isnull=False).values("unit_id")
+    open_units = (
+        LabelingUnit.objects.filter(campaign=campaign, claims__lt=F("judgments_needed"))
+        .exclude(id__in=seen)
+        .order_by("-priority", "id")
+    )
+    claimed: list[int] = []
+    # Ask for a few more than needed: a row can fill up between the read and the update.
+    for unit_id in _locked(open_units).values_list("id", flat=True)[: count + 5]:
+        updated = LabelingUnit.objects.filter(id=unit_id, claims__lt=F("judgments_needed")).update(
+            claims=F("claims") + 1
+        )
+        if updated:
+            claimed.append(unit_id)
+            if len(claimed) == count:
+                break
+    return claimed
+
+
+def _gold_rounds_for(campaign: Campaign, worker: Worker, kind: str, count: int, rng) -> list[int]:
+    pool = GoldRound.objects.filter(campaign=campaign, kind=kind, is_active=True)
+    if kind == GoldKind.GOLD:
+        # A worker never sees a hidden gold round twice (database constraint too).
+        pool = pool.exclude(rounds__worker=worker, rounds__kind=RoundKind.GOLD)
+    ids = list(pool.values_list("id", flat=True))
+    return rng.sample(ids, min(count, len(ids)))
+
+
+def assignment_active_for(*, campaign: Campaign, worker: Worker) -> Assignment | None:
+    return Assignment.objects.filter(
+        campaign=campaign, worker=worker, state=AssignmentState.ACTIVE
+    ).first()
+
+
+def assignment_start(
+    *,
+    campaign: Campaign,
+    worker: Worker,
+    platform_assignment_id: str = "",
+    platform_task_id: str = "",
+    now: datetime | None = None,
+    rng: random.Random | None = None,
+) -> Assignment:
+    """The worker's active assignment in this campaign, or a new one with units claimed.
+
+    A new assignment is: the training round(s), then the real rounds with the hidden
+    gold rounds at random positions among them.
+    """
+    now = now or timezone.now()
+    rng = rng or random.SystemRandom()
+    # 1. A worker coming back (reload, other device, platform re-entry) resumes.
+    assignments_expire(campaign=campaign, now=now)
+    existing = assignment_active_for(campaign=campaign, worker=worker)
+    if existing is not None:
+        return existing
+    if platform_assignment_id:
+        previous = Assignment.objects.filter(
+            campaign=campaign, platform_assignment_id=platform_assignment_id
+        ).first()
+        if previous is not None:
+            raise Conflict(
+                "This platform assignment was already used "
+                f"({previous.get_state_display().lower()}). Accept a new one to go on."
+            )
+    if campaign.status != CampaignStatus.LABELING:
+        raise Conflict("This task is not open for labeling right now. Please try again later.")
+
+    with transaction.atomic():
+        # 2. Units first: without any, there is no assignment.
+        unit_ids = units_claim(
+            campaign=campaign, worker=worker, count=campaign.rounds_per_assignment
+        )
+        if not unit_ids:
+            raise NoWorkLeft(NO_WORK_LEFT)
+        gold_ids = _gold_rounds_for(
+            campaign, worker, GoldKind.GOLD, campaign.gold_rounds_per_assignment, rng
+        )
+        training_ids = _gold_rounds_for(
+            campaign, worker, GoldKind.TRAINING, campaign.training_rounds, rng
+        )
+        assignment = Assignment.objects.create(
+            campaign=campaign,
+            worker=worker,
+            platform_assignment_id=platform_assignment_id,
+            platform_task_id=platform_task_id,
+            token_nonce=new_nonce(),
+            lease_expires_at=_lease_end(campaign, now),
+        )
+        # 3. The plan: training first, then real rounds with gold ones mixed in at random.
+        body: list[tuple[str, int]] = [(RoundKind.REAL, unit_id) for unit_id in unit_ids]
+        for gold_id in gold_ids:
+            body.insert(rng.randint(0, len(body)), (RoundKind.GOLD, gold_id))
+        plan = [(RoundKind.TRAINING, gold_id) for gold_id in training_ids] + body
+        Round.objects.bulk_create(
+            Round(
+                assignment=assignment,
+                worker=worker,
+                kind=kind,
+                position=position,
+                unit_id=source if kind == RoundKind.REAL else None,
+                gold_round_id=None if kind == RoundKind.REAL else source,
+            )
+            for position, (kind, source) in enumerate(plan, start=1)
+        )
+    return assignment
+
+
+def _release_unsubmitted_units(assignment: Assignment) -> int:
+    unit_ids = list(
+        assignment.rounds.filter(kind=RoundKind.REAL, submitted_at__isnull=True).values_list(
+            "unit_id", flat=True
+        )
+    )
+    # A worker holds a unit at most once, so one claim per unit comes back.
+    return LabelingUnit.objects.filter(id__in=unit_ids).update(claims=F("claims") - 1)
+
+
+def assignment_expire(*, assignment_id: int, now: datetime | None = None) -> bool:
+    """Expire one assignment whose lease has run out; its unsubmitted units go back."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        assignment = (
+            Assignment.objects.select_for_update()
+            .filter(id=assignment_id, state=AssignmentState.ACTIVE, lease_expires_at__lt=now)
+            .first()
+        )
+        if assignment is None:
+            return False  # submitted or touched since; nothing to do
+        _release_unsubmitted_units(assignment)
+        assignment.state = AssignmentState.EXPIRED
+        assignment.save(update_fields=["state"])
+    return True
+
+
+def assignments_expire(*, campaign: Campaign | None = None, now: datetime | None = None) -> int:
+    """Expire every assignment past its lease (in one campaign, or all); returns how many."""
+    now = now or timezone.now()
+    stale = Assignment.objects.filter(state=AssignmentState.ACTIVE, lease_expires_at__lt=now)
+    if campaign is not None:
+        stale = stale.filter(campaign=campaign)
+    return sum(
+        assignment_expire(assignment_id=assignment_id, now=now)
+        for assignment_id in stale.values_list("id", flat=True)
+    )
+
+
+def assignment_return(*, assignment: Assignment) -> None:
+    """The worker gives the assignment back (MTurk "Return"): its open units go back now."""
+    with transaction.atomic():
+        locked = Assignment.objects.select_for_update().get(id=assignment.id)
+        if locked.state != AssignmentState.ACTIVE:
+            raise Conflict("Only an assignment in progress can be returned.")
+        _release_unsubmitted_units(locked)
+        locked.state = AssignmentState.RETURNED
+        locked.save(update_fields=["state"])
+
+
+def assignment_lock(*, assignment_id: int, now: datetime) -> Assignment:
+    """Lock a worker's assignment for a write and renew its lease.
+
+    Must run inside a transaction, after `assignment_expire` had its chance (outside
+    it, so that returned units stay returned even when the request then fails). An
+    assignment expires only after `lease_minutes` without any request from its worker.
+    """
+    assignment = (
+        Assignment.objects.select_for_update().select_related("campaign").get(id=assignment_id)
+    )
+    raise_if_expired(assignment)
+    if assignment.state == AssignmentState.ACTIVE:
+        assignment.lease_expires_at = _lease_end(assignment.campaign, now)
+        assignment.last_seen_at = now
+        assignment.save(update_fields=["lease_expires_at", "last_seen_at"])
+    return assignment
+
+
+def expired_message(assignment: Assignment) -> str:
+    return (
+        f"This assignment expired after {assignment.campaign.lease_minutes} minutes without "
+        "activity, and its open rounds went to other workers. Rounds you submitted are kept."
+    )
+
+
+def raise_if_expired(assignment: Assignment) -> None:
+    if assignment.state == AssignmentState.EXPIRED:
+        raise Expired(expired_message(assignment))
+    if assignment.state == AssignmentState.RETURNED:
+        raise Expired("You returned this assignment. Start a new one from the task link.")
+
+
+def completion_code() -> str:
+    return secrets.token_hex(4).upper()

@@ -1,0 +1,66 @@
+"""The labeling block of the campaign page: progress, the invitation link, open and pause."""
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpResponse
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from cfannotate.campaigns.selectors import campaign_get_for_owner
+from cfannotate.core.exceptions import CfannotateError, NotFound
+from cfannotate.core.htmx import HtmxHttpRequest
+from cfannotate.crowd.tokens import join_token
+from cfannotate.labeling.selectors import labeling_progress
+from cfannotate.labeling.services import labeling_open, labeling_pause
+
+FRAGMENT = "labeling/_campaign_labeling.html"
+
+
+def labeling_context(request, campaign) -> dict:
+    """What the labeling block needs; the campaign page includes it too."""
+    link = reverse("join", kwargs={"token": join_token(campaign.id)})
+    return {
+        "campaign": campaign,
+        "labeling": labeling_progress(campaign),
+        "invitation_url": request.build_absolute_uri(link),
+    }
+
+
+def _campaign(request, campaign_id: int):
+    try:
+        return campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+    except NotFound as error:
+        raise Http404(error.message) from None
+
+
+def _fragment(request, campaign, *, error: str = "", warnings=(), status: int = 200):
+    context = {**labeling_context(request, campaign), "error": error, "warnings": warnings}
+    return TemplateResponse(request, FRAGMENT, context, status=status)
+
+
+@login_required
+@require_GET
+def labeling_block(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
+    return _fragment(request, _campaign(request, campaign_id))
+
+
+@login_required
+@require_POST
+def labeling_open_view(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
+    campaign = _campaign(request, campaign_id)
+    try:
+        warnings = labeling_open(campaign=campaign)
+    except CfannotateError as error:
+        return _fragment(request, campaign, error=error.message, status=error.status_code)
+    return _fragment(request, campaign, warnings=warnings)
+
+
+@login_required
+@require_POST
+def labeling_pause_view(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
+    campaign = _campaign(request, campaign_id)
+    try:
+        labeling_pause(campaign=campaign)
+    except CfannotateError as error:
+        return _fragment(request, campaign, error=error.message, status=error.status_code)
+    return _fragment(request, campaign)

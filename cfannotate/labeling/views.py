@@ -1,0 +1,208 @@
+"""The worker's pages: instructions, rounds, training feedback, completion (htmx, server-rendered).
+
+Workers have no account: the signed token in every URL is their credential, and a
+form token in each page stands in for the CSRF cookie that a platform's iframe would
+block (see `cfannotate.crowd.tokens`). Views only translate HTTP to the services in
+`rounds` and back.
+"""
+
+from collections.abc import Callable
+from functools import wraps
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from cfannotate.campaigns.task_templates import template_for
+from cfannotate.core.exceptions import CfannotateError, InvalidInput
+from cfannotate.core.htmx import HtmxHttpRequest
+from cfannotate.crowd.tokens import form_token, form_token_check
+from cfannotate.labeling import rounds
+from cfannotate.labeling.assignments import raise_if_expired
+from cfannotate.labeling.models import Assignment, AssignmentState, RoundKind
+
+FORM_TOKEN_FIELD = "form_token"  # noqa: S105 (a field name)
+FORM_TOKEN_HEADER = "X-Worker-Form"  # noqa: S105 (a header name)
+
+
+def _error_page(request: HttpRequest, error: CfannotateError) -> HttpResponse:
+    template = "labeling/_error.html" if getattr(request, "htmx", False) else "labeling/error.html"
+    return TemplateResponse(request, template, {"error": error}, status=error.status_code)
+
+
+def worker_view(view: Callable) -> Callable:
+    """Resolve the token to its assignment, check the form token on writes, render errors."""
+
+    @wraps(view)
+    @never_cache
+    @csrf_exempt  # replaced by the form token below; see the module docstring
+    def wrapped(request: HttpRequest, token: str, **kwargs) -> HttpResponse:
+        try:
+            assignment = rounds.assignment_from_token(token)
+            if request.method == "POST":
+                given = request.POST.get(FORM_TOKEN_FIELD) or request.headers.get(FORM_TOKEN_HEADER)
+                form_token_check(assignment.token_nonce, given)
+            return view(request, assignment, token=token, **kwargs)
+        except CfannotateError as error:
+            return _error_page(request, error)
+
+    return wrapped
+
+
+def _context(assignment: Assignment, token: str, **extra) -> dict:
+    template = template_for(assignment.campaign.task_type)
+    return {
+        "assignment": assignment,
+        "campaign": assignment.campaign,
+        "token": token,
+        "form_token": form_token(assignment.token_nonce),
+        "instructions": assignment.campaign.instructions
+        or (template.instructions if template else ""),
+        **extra,
+    }
+
+
+def _round_url(token: str, position: int) -> str:
+    return reverse("worker-round", kwargs={"token": token, "position": position})
+
+
+def _next_url(assignment: Assignment, token: str) -> str:
+    if assignment.state == AssignmentState.SUBMITTED:
+        return reverse("worker-done", kwargs={"token": token})
+    current = rounds.current_round(assignment)
+    if current is None:
+        return reverse("worker-done", kwargs={"token": token})
+    return _round_url(token, current.position)
+
+
+@worker_view
+@require_GET
+def assignment_start_page(request: HttpRequest, assignment: Assignment, *, token: str):
+    """Instructions before the first round; later visits go straight back to work."""
+    if assignment.state == AssignmentState.SUBMITTED:
+        return redirect("worker-done", token=token)
+    raise_if_expired(assignment)
+    started = assignment.rounds.filter(served_at__isnull=False).exists()
+    if started:
+        return redirect(_next_url(assignment, token))
+    return TemplateResponse(
+        request,
+        "labeling/instructions.html",
+        _context(assignment, token, next_url=_next_url(assignment, token), first_visit=True),
+    )
+
+
+@worker_view
+@require_GET
+def instructions(request: HttpRequest, assignment: Assignment, *, token: str):
+    return TemplateResponse(
+        request,
+        "labeling/instructions.html",
+        _context(assignment, token, next_url=_next_url(assignment, token), first_visit=False),
+    )
+
+
+@worker_view
+@require_GET
+def round_page(request: HttpRequest, assignment: Assignment, *, token: str, position: int):
+    """The current round; a submitted training round shows its feedback; anything else
+    leads back to where the worker is."""
+    round_ = assignment.rounds.filter(position=position).first()
+    if round_ is not None and round_.kind == RoundKind.TRAINING and round_.submitted_at:
+        feedback = rounds.training_feedback(assignment, round_)
+        return TemplateResponse(
+            request,
+            "labeling/feedback.html",
+            _context(
+                assignment,
+                token,
+                round=round_,
+                feedback=feedback,
+                correct=sum(item.correct for item in feedback),
+                next_url=_next_url(assignment, token),
+            ),
+        )
+    if assignment.state == AssignmentState.SUBMITTED:
+        return redirect("worker-done", token=token)
+    raise_if_expired(assignment)
+    current = rounds.current_round(assignment)
+    if round_ is None or current is None or current.position != position:
+        return redirect(_next_url(assignment, token))
+    view = rounds.round_serve(assignment=assignment, position=position)
+    return TemplateResponse(request, "labeling/round.html", _context(assignment, token, view=view))
+
+
+def _answers_from(post, indices) -> list[rounds.Answer]:
+    answers = []
+    for index in indices:
+        valid_field, label_field = f"valid-{index}", f"label-{index}"
+        if valid_field not in post and label_field not in post:
+            continue
+        answers.append(
+            rounds.Answer(
+                index=index,
+                is_valid=rounds.parse_valid(post.get(valid_field), field=valid_field),
+                label=post.get(label_field) or None,
+            )
+        )
+    return answers
+
+
+@worker_view
+@require_POST
+def item_save(
+    request: HtmxHttpRequest, assignment: Assignment, *, token: str, position: int, index: int
+):
+    """Save one counterfactual's answers as soon as the worker clicks (htmx)."""
+    answers = _answers_from(request.POST, [index])
+    if not answers:
+        raise InvalidInput("Nothing to save: choose Valid or Invalid, or a label.")
+    view = rounds.judgment_save(assignment=assignment, position=position, answers=answers)
+    if not request.htmx:
+        return redirect(_round_url(token, position))
+    item = view.items[index - 1]
+    return TemplateResponse(
+        request, "labeling/round.html#save-status", {"item": item, "complete": view.complete}
+    )
+
+
+@worker_view
+@require_POST
+def round_submit(request: HtmxHttpRequest, assignment: Assignment, *, token: str, position: int):
+    """Submit a round with its final answers; a double submit or replay lands in the same place."""
+    indices = range(1, 1 + rounds.MAX_ITEMS_PER_ROUND)
+    try:
+        outcome = rounds.round_submit(
+            assignment=assignment, position=position, answers=_answers_from(request.POST, indices)
+        )
+    except InvalidInput as error:
+        if not error.fields or "item" in error.fields:
+            raise
+        # Show the round again with what was saved and what is missing.
+        view = rounds.round_view(assignment, assignment.rounds.get(position=position))
+        context = _context(assignment, token, view=view, error=error)
+        return TemplateResponse(request, "labeling/round.html", context, status=400)
+    if outcome.show_feedback:
+        url = _round_url(token, outcome.submitted_position)
+    elif outcome.next_position is None:
+        url = reverse("worker-done", kwargs={"token": token})
+    else:
+        url = _round_url(token, outcome.next_position)
+    if request.htmx:
+        return HttpResponseClientRedirect(url)
+    return redirect(url)
+
+
+@worker_view
+@require_GET
+def done(request: HttpRequest, assignment: Assignment, *, token: str):
+    """The completion page: what the worker hands back to the platform."""
+    if assignment.state != AssignmentState.SUBMITTED:
+        raise_if_expired(assignment)
+        return redirect(_next_url(assignment, token))
+    return TemplateResponse(request, "labeling/done.html", _context(assignment, token))

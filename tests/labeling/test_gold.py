@@ -1,0 +1,99 @@
+import io
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from cfannotate.candidates.models import CandidateStatus
+from cfannotate.core.exceptions import InvalidInput
+from cfannotate.labeling.gold import gold_rounds_import
+from cfannotate.labeling.models import GoldItem, GoldKind, GoldRound
+from cfannotate.labeling.units import units_create_from_selection
+from tests.factories import make_campaign, make_original, make_unit
+
+pytestmark = pytest.mark.django_db
+
+
+def _record(original, **overrides):
+    record = {
+        "original_id": original.external_id,
+        "kind": "gold",
+        "items": [
+            {"text": "It was awful.", "valid": True, "label": "negative"},
+            {"text": "It was wonderful!", "valid": "true", "label": "Positive"},
+            {
+                "text": "Was it it wonderful.",
+                "valid": False,
+                "label": "positive",
+                "explanation": "Broken word order.",
+            },
+        ],
+    }
+    return {**record, **overrides}
+
+
+def test_gold_rounds_are_imported_with_their_answers():
+    campaign = make_campaign()
+    first, second = make_original(campaign), make_original(campaign)
+    count = gold_rounds_import(
+        campaign=campaign, records=[_record(first), _record(second, kind="training")]
+    )
+    assert count == 2
+    assert set(GoldRound.objects.values_list("kind", flat=True)) == {"gold", "training"}
+    items = GoldItem.objects.filter(gold_round__original=first).order_by("position")
+    assert [(i.expected_valid, i.expected_label.value) for i in items] == [
+        (True, "negative"),
+        (True, "positive"),
+        (False, "positive"),
+    ]
+    assert items[2].explanation == "Broken word order."
+    assert {i.candidate.status for i in items} == {CandidateStatus.GOLD}
+
+
+def test_every_bad_row_is_reported_and_nothing_is_imported():
+    campaign = make_campaign()
+    original = make_original(campaign)
+    in_units = make_original(campaign)
+    make_unit(in_units)
+    records = [
+        _record(original),
+        _record(original, original_id="missing"),
+        _record(original, kind="secret"),
+        _record(original, items=[]),
+        _record(original, items=[{"text": "", "valid": "perhaps", "label": "meh"}]),
+        _record(in_units),
+        "not an object",
+    ]
+    with pytest.raises(InvalidInput) as raised:
+        gold_rounds_import(campaign=campaign, records=records)
+    fields = raised.value.fields
+    assert set(fields) == {f"row {n}" for n in range(2, 8)}
+    assert any("Unknown label" in message for message in fields["row 5"])
+    assert any("already in labeling units" in message for message in fields["row 6"])
+    assert not GoldRound.objects.exists()
+
+
+def test_gold_originals_stay_out_of_real_units():
+    campaign = make_campaign()
+    original = make_original(campaign)
+    gold_rounds_import(campaign=campaign, records=[_record(original, kind=GoldKind.GOLD)])
+    assert units_create_from_selection(campaign=campaign).units == 0
+
+
+def test_the_command_imports_and_reports_errors_in_one_line(tmp_path):
+    campaign = make_campaign()
+    original = make_original(campaign)
+    good = tmp_path / "gold.jsonl"
+    good.write_text(json.dumps(_record(original)) + "\n", encoding="utf-8")
+    out = io.StringIO()
+    call_command("import_gold", str(campaign.id), str(good), stdout=out)
+    assert "Imported 1 rounds" in out.getvalue()
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"original_id": "nope", "items": []}\n', encoding="utf-8")
+    with pytest.raises(CommandError, match="row 1: original_id: No original 'nope'"):
+        call_command("import_gold", str(campaign.id), str(bad))
+    with pytest.raises(CommandError, match="No campaign with id 999999"):
+        call_command("import_gold", "999999", str(bad))
+    with pytest.raises(CommandError, match="No file at"):
+        call_command("import_gold", str(campaign.id), str(tmp_path / "missing.jsonl"))

@@ -1,0 +1,214 @@
+import re
+
+import pytest
+from django.urls import reverse
+
+from cfannotate.crowd.tokens import assignment_token, form_token, join_token
+from cfannotate.labeling.assignments import assignment_start
+from cfannotate.labeling.models import Assignment, AssignmentState, Judgment, RoundKind
+from tests.factories import make_labeling_campaign, make_worker
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def assignment():
+    campaign = make_labeling_campaign(
+        units=4, gold=1, rounds_per_assignment=3, gold_rounds_per_assignment=1
+    )
+    return assignment_start(campaign=campaign, worker=make_worker())
+
+
+def _token(assignment):
+    return assignment_token(assignment_id=assignment.id, nonce=assignment.token_nonce)
+
+
+def _round_url(assignment, position, suffix=""):
+    url = reverse("worker-round", kwargs={"token": _token(assignment), "position": position})
+    return url + suffix
+
+
+def _complete_form(assignment, items=3, valid="valid", label="positive"):
+    data = {"form_token": form_token(assignment.token_nonce)}
+    for index in range(1, items + 1):
+        data[f"valid-{index}"] = valid
+        data[f"label-{index}"] = label
+    return data
+
+
+def test_a_tampered_token_gets_a_clear_403(client, assignment):
+    token = _token(assignment)
+    response = client.get(reverse("worker-start", kwargs={"token": token[:-2] + "xx"}))
+    assert response.status_code == 403
+    assert b"This link is not valid" in response.content
+
+
+def test_first_visit_shows_instructions_then_the_round(client, assignment):
+    response = client.get(reverse("worker-start", kwargs={"token": _token(assignment)}))
+    assert response.status_code == 200
+    assert b"Instructions" in response.content and b"Keyboard shortcuts" in response.content
+    round_page = client.get(_round_url(assignment, 1))
+    assert round_page.status_code == 200
+    assert b"Training round" in round_page.content
+    assert round_page["Cache-Control"].startswith("max-age=0")
+
+
+def test_round_pages_count_k_of_n_and_link_the_instructions(client, assignment):
+    _submit_training(client, assignment)
+    page = client.get(_round_url(assignment, 2)).content.decode()
+    assert "Round 1 of 4" in page
+    assert reverse("worker-instructions", kwargs={"token": _token(assignment)}) in page
+
+
+def _submit_training(client, assignment):
+    client.get(_round_url(assignment, 1))
+    return client.post(_round_url(assignment, 1, "submit/"), _complete_form(assignment))
+
+
+def test_training_submit_shows_feedback_then_continues(client, assignment):
+    response = _submit_training(client, assignment)
+    assert response.status_code == 302 and response["Location"] == _round_url(assignment, 1)
+    feedback = client.get(response["Location"]).content.decode()
+    assert "expected answers" in feedback and "Known answer 1" in feedback
+    assert _round_url(assignment, 2) in feedback
+
+
+def test_a_post_without_the_form_token_is_refused(client, assignment):
+    client.get(_round_url(assignment, 1))
+    data = _complete_form(assignment)
+    del data["form_token"]
+    response = client.post(_round_url(assignment, 1, "submit/"), data)
+    assert response.status_code == 403 and b"out of date" in response.content
+    forged = client.post(_round_url(assignment, 1, "submit/"), {**data, "form_token": "f" * 64})
+    assert forged.status_code == 403
+    assert assignment.rounds.get(position=1).submitted_at is None
+
+
+def test_a_click_is_saved_by_htmx_and_answered_with_a_status_fragment(client, assignment):
+    client.get(_round_url(assignment, 1))
+    response = client.post(
+        _round_url(assignment, 1, "items/2/"),
+        {"valid-2": "invalid", "label-2": "negative"},
+        headers={"HX-Request": "true", "X-Worker-Form": form_token(assignment.token_nonce)},
+    )
+    assert response.status_code == 200
+    assert 'id="status-2"' in response.content.decode() and b"Saved" in response.content
+    judgments = Judgment.objects.filter(round__assignment=assignment, round__position=1)
+    saved = [(j.is_valid, j.label.value if j.label else None) for j in judgments.order_by("id")]
+    assert saved[1] == (False, "negative") and saved[0] == (None, None)
+    # The reloaded page shows the choice again.
+    page = client.get(_round_url(assignment, 1)).content.decode()
+    assert re.search(r'name="valid-2" value="invalid"[^>]*checked', page)
+
+
+def test_bad_click_values_get_400_and_save_nothing(client, assignment):
+    client.get(_round_url(assignment, 1))
+    headers = {"X-Worker-Form": form_token(assignment.token_nonce)}
+    for data, index in (
+        ({"valid-1": "maybe"}, 1),
+        ({"label-1": "gold"}, 1),
+        ({}, 1),
+        ({"valid-9": "valid"}, 9),
+    ):
+        response = client.post(_round_url(assignment, 1, f"items/{index}/"), data, headers=headers)
+        assert response.status_code == 400, data
+    assert not Judgment.objects.filter(
+        round__assignment=assignment, is_valid__isnull=False
+    ).exists()
+
+
+def test_an_incomplete_submit_shows_the_round_again_with_what_is_missing(client, assignment):
+    client.get(_round_url(assignment, 1))
+    data = _complete_form(assignment)
+    del data["label-3"]
+    response = client.post(_round_url(assignment, 1, "submit/"), data)
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "Answer every counterfactual" in page and "cf-missing" in page
+    assert re.search(r'name="valid-3" value="valid"[^>]*checked', page)  # nothing lost
+
+
+def test_double_submit_and_out_of_order_posts(client, assignment):
+    first = _submit_training(client, assignment)
+    second = client.post(_round_url(assignment, 1, "submit/"), _complete_form(assignment))
+    assert second.status_code == 302 and second["Location"] == first["Location"]
+    ahead = client.post(_round_url(assignment, 4, "submit/"), _complete_form(assignment))
+    assert ahead.status_code == 409 and b"comes later" in ahead.content
+    # A GET of a later round just leads back to the current one.
+    assert client.get(_round_url(assignment, 4))["Location"] == _round_url(assignment, 2)
+
+
+def test_gold_rounds_are_indistinguishable_and_leak_no_answers(client, assignment):
+    _submit_training(client, assignment)
+    pages = {}
+    for round_ in assignment.rounds.exclude(kind=RoundKind.TRAINING).order_by("position"):
+        page = client.get(_round_url(assignment, round_.position)).content.decode()
+        pages[round_.kind] = page
+        client.post(_round_url(assignment, round_.position, "submit/"), _complete_form(assignment))
+    gold, real = pages[RoundKind.GOLD], pages[RoundKind.REAL]
+    assert "gold" not in gold.lower() and "Known answer" not in gold and "expected" not in gold
+
+    def skeleton(html):  # the markup without texts or numbers
+        html = re.sub(r"<p class=\"cf-text\">.*?</p>", "", html)
+        html = re.sub(r'<span class="reference-text">.*?</span>', "", html)
+        return re.sub(r"\d+", "N", html)
+
+    assert skeleton(gold) == skeleton(real)
+
+
+def test_generated_text_is_escaped(client, assignment):
+    round_ = assignment.rounds.filter(kind=RoundKind.REAL).first()
+    candidate = round_.unit.items.first().candidate
+    candidate.text = 'A <script>alert("x")</script> film.'
+    candidate.save()
+    _submit_training(client, assignment)
+    for round_ in assignment.rounds.exclude(kind=RoundKind.TRAINING).order_by("position"):
+        page = client.get(_round_url(assignment, round_.position)).content.decode()
+        assert "<script>alert" not in page
+        client.post(_round_url(assignment, round_.position, "submit/"), _complete_form(assignment))
+
+
+def test_the_last_round_leads_to_the_completion_code(client, assignment):
+    _submit_training(client, assignment)
+    for round_ in assignment.rounds.exclude(kind=RoundKind.TRAINING).order_by("position"):
+        client.get(_round_url(assignment, round_.position))
+        response = client.post(
+            _round_url(assignment, round_.position, "submit/"), _complete_form(assignment)
+        )
+    done_url = reverse("worker-done", kwargs={"token": _token(assignment)})
+    assert response["Location"] == done_url
+    assignment.refresh_from_db()
+    assert assignment.state == AssignmentState.SUBMITTED
+    assert assignment.completion_code in client.get(done_url).content.decode()
+    assert client.get(_round_url(assignment, 3))["Location"] == done_url
+
+
+def test_worker_pages_load_nothing_from_elsewhere_and_deny_framing(client, assignment):
+    response = client.get(_round_url(assignment, 1))
+    page = response.content.decode()
+    for url in re.findall(r'(?:src|href)="([^"]+)"', page):
+        assert url.startswith("/") or url.startswith("#"), url
+    assert "frame-ancestors 'none'" in response["Content-Security-Policy"]
+    assert "csrftoken" not in response.cookies
+
+
+def test_an_invitation_link_starts_and_then_resumes_an_assignment(client):
+    campaign = make_labeling_campaign(units=4, rounds_per_assignment=2)
+    url = reverse("join", kwargs={"token": join_token(campaign.id)})
+    assert client.get(url).status_code == 200
+    first = client.post(url)
+    assert first.status_code == 302
+    again = client.post(url)
+    assert again["Location"] == first["Location"]
+    assert Assignment.objects.filter(campaign=campaign).count() == 1
+    personal = client.post(url + "?worker=alice")
+    assert personal["Location"] != first["Location"]
+
+
+def test_a_bad_invitation_link_and_a_full_campaign_say_so(client):
+    assert client.get(reverse("join", kwargs={"token": "nonsense"})).status_code == 403
+    campaign = make_labeling_campaign(units=1, k=1)
+    url = reverse("join", kwargs={"token": join_token(campaign.id)})
+    assert client.post(url + "?worker=a").status_code == 302
+    full = client.post(url + "?worker=b")
+    assert full.status_code == 409 and b"no work left" in full.content

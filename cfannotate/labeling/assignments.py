@@ -3,8 +3,10 @@
 Design note: `assignments.md` beside this module (Polyjuice §4.2 and Appendix C.2).
 """
 
+import itertools
 import random
 import secrets
+import time
 from datetime import datetime, timedelta
 
 from django.db import connection, transaction
@@ -30,6 +32,9 @@ class NoWorkLeft(Conflict):
     """Every unit is claimed up to K or was already seen by this worker."""
 
 
+# How long a claimer waits for units that other claimers hold locked but may not fill.
+CLAIM_PATIENCE_SECONDS = 3.0
+CLAIM_RETRY_SECONDS = 0.02
 NO_WORK_LEFT = "There is no work left in this task for you right now. Thank you for your help!"
 
 
@@ -47,9 +52,12 @@ def _locked(queryset):
 def units_claim(*, campaign: Campaign, worker: Worker, count: int) -> list[int]:
     """Claim up to `count` open units this worker has never seen; best priority first.
 
-    Must run inside a transaction. The row locks keep concurrent claimers off the
-    same rows; the conditional UPDATE makes overbooking impossible even without them
-    (SQLite), and the database's `claims <= judgments_needed` check backs both.
+    Must run inside a transaction. Rows another claimer holds are skipped, never
+    waited for (waiting while holding our own locks could deadlock); when that leaves
+    us short while open units remain, we try again a moment later, after the other
+    transaction has committed. The conditional UPDATE makes overbooking impossible
+    even without row locks (SQLite), and the database's `claims <= judgments_needed`
+    check backs both.
     """
     seen = Round.objects.filter(worker=worker, unit__isnull=False).values("unit_id")
     open_units = (
@@ -58,15 +66,22 @@ def units_claim(*, campaign: Campaign, worker: Worker, count: int) -> list[int]:
         .order_by("-priority", "id")
     )
     claimed: list[int] = []
-    # Ask for a few more than needed: a row can fill up between the read and the update.
-    for unit_id in _locked(open_units).values_list("id", flat=True)[: count + 5]:
-        updated = LabelingUnit.objects.filter(id=unit_id, claims__lt=F("judgments_needed")).update(
-            claims=F("claims") + 1
-        )
-        if updated:
-            claimed.append(unit_id)
-            if len(claimed) == count:
-                break
+    give_up_at = time.monotonic() + CLAIM_PATIENCE_SECONDS
+    for attempt in itertools.count(1):
+        wanted = count - len(claimed)
+        # Lock only as many rows as needed: every extra lock starves another claimer.
+        batch = _locked(open_units.exclude(id__in=claimed)).values_list("id", flat=True)
+        for unit_id in batch[:wanted]:
+            updated = LabelingUnit.objects.filter(
+                id=unit_id, claims__lt=F("judgments_needed")
+            ).update(claims=F("claims") + 1)
+            if updated:
+                claimed.append(unit_id)
+                if len(claimed) == count:
+                    return claimed
+        if time.monotonic() > give_up_at or not open_units.exclude(id__in=claimed).exists():
+            break  # nothing left that others hold either, or they held it too long
+        time.sleep(min(CLAIM_RETRY_SECONDS * attempt, 0.2))
     return claimed
 
 
@@ -164,8 +179,13 @@ def _release_unsubmitted_units(assignment: Assignment) -> int:
             "unit_id", flat=True
         )
     )
-    # A worker holds a unit at most once, so one claim per unit comes back.
-    return LabelingUnit.objects.filter(id__in=unit_ids).update(claims=F("claims") - 1)
+    # A worker holds a unit at most once, so one claim per unit comes back. One row at
+    # a time in id order: two expiries that share units then lock them in the same
+    # order and cannot deadlock.
+    return sum(
+        LabelingUnit.objects.filter(id=unit_id).update(claims=F("claims") - 1)
+        for unit_id in sorted(unit_ids)
+    )
 
 
 def assignment_expire(*, assignment_id: int, now: datetime | None = None) -> bool:

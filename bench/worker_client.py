@@ -7,6 +7,7 @@ abandon. Used by `bench/labeling.py` and by the concurrency test; it measures th
 latency of serving and of submitting each round.
 """
 
+import logging
 import random
 import re
 import time
@@ -14,6 +15,9 @@ from dataclasses import dataclass, field
 from html import unescape
 
 import httpx
+
+# One line per request would drown the benchmark's own report.
+logging.getLogger("httpx").setLevel(logging.WARNING)
 
 _FORM_TOKEN = re.compile(r'name="form_token" value="([^"]+)"')
 _CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')

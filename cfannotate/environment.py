@@ -88,6 +88,9 @@ def database(*, url: str | None, sqlite_path: Path) -> dict:
                 "timeout": 20,
                 "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
             },
+            # Tests get a file too: an in-memory database shared between the live
+            # server's threads locks whole tables and ignores the busy timeout.
+            "TEST": {"NAME": str(sqlite_path.with_name("test-" + sqlite_path.name))},
         }
     scheme = url.split("://", 1)[0] if "://" in url else ""
     if scheme not in {"postgres", "postgresql", "pgsql", "sqlite"}:

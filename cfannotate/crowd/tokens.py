@@ -1,7 +1,8 @@
 """Signed tokens that stand in for a worker's password: one per assignment, one per page.
 
 The assignment token goes in the worker's URLs. It is `django.core.signing` over the
-assignment id and a random per-assignment nonce, so it cannot be guessed or forged,
+assignment id and a random per-assignment nonce (no timestamp: the URL stays the same
+for the assignment's life, so reloads and bookmarks keep working), so it cannot be guessed or forged,
 and rotating the nonce revokes it. Worker pages must work inside a crowd platform's
 iframe, where browsers block third-party cookies, so worker forms do not rely on the
 CSRF cookie: each page carries a form token derived from the same nonce, which a
@@ -34,13 +35,13 @@ class AssignmentClaim:
 
 
 def assignment_token(*, assignment_id: int, nonce: str) -> str:
-    return signing.dumps({"a": assignment_id, "n": nonce}, salt=ASSIGNMENT_SALT, compress=False)
+    return signing.Signer(salt=ASSIGNMENT_SALT).sign_object({"a": assignment_id, "n": nonce})
 
 
 def assignment_token_read(token: str) -> AssignmentClaim:
     """The assignment a token names; Forbidden when it was tampered with or is not a token."""
     try:
-        payload = signing.loads(token, salt=ASSIGNMENT_SALT)
+        payload = signing.Signer(salt=ASSIGNMENT_SALT).unsign_object(token)
         return AssignmentClaim(assignment_id=int(payload["a"]), nonce=str(payload["n"]))
     except (signing.BadSignature, KeyError, TypeError, ValueError):
         raise Forbidden(BAD_LINK) from None
@@ -59,11 +60,11 @@ def form_token_check(nonce: str, given: str | None) -> None:
 
 def join_token(campaign_id: int) -> str:
     """The invitation token of a campaign's link (stable, so the link can be shared)."""
-    return signing.dumps({"c": campaign_id}, salt=JOIN_SALT, compress=False)
+    return signing.Signer(salt=JOIN_SALT).sign_object({"c": campaign_id})
 
 
 def join_token_read(token: str) -> int:
     try:
-        return int(signing.loads(token, salt=JOIN_SALT)["c"])
+        return int(signing.Signer(salt=JOIN_SALT).unsign_object(token)["c"])
     except (signing.BadSignature, KeyError, TypeError, ValueError):
         raise Forbidden(BAD_LINK) from None

@@ -311,13 +311,38 @@ def judgment_save(
     """Save what the worker clicked, so a reload or another device shows it again."""
     now = now or timezone.now()
     with transaction.atomic():
+        locked = Assignment.objects.select_for_update().select_related("campaign")
+        round_ = _round_at(locked.get(id=assignment.id), position)
+        if round_.submitted_at is not None and _already_given(round_, answers):
+            # A save that was still on its way when the round was submitted with the
+            # same answers: nothing to do, and nothing to complain about.
+            return round_view(assignment, round_)
         assignment = _writable(assignment, now)
-        round_ = _round_at(assignment, position)
         _check_is_current(assignment, round_)
         if round_.served_at is None:
             raise Conflict("This round has not been shown yet. Reload the page.")
         _apply_answers(round_, assignment.campaign, answers)
     return round_view(assignment, round_)
+
+
+def _already_given(round_: Round, answers: list[Answer]) -> bool:
+    sources = [candidate_id for candidate_id, _ in _round_sources(round_)]
+    judgments = {
+        judgment.candidate_id: judgment for judgment in round_.judgments.select_related("label")
+    }
+    for answer in answers:
+        if not 1 <= answer.index <= len(sources):
+            return False
+        judgment = judgments.get(sources[answer.index - 1])
+        if judgment is None:
+            return False
+        if answer.is_valid is not None and answer.is_valid != judgment.is_valid:
+            return False
+        if answer.label is not None and (
+            judgment.label is None or judgment.label.value != answer.label
+        ):
+            return False
+    return True
 
 
 # --- Submitting ----------------------------------------------------------------------------------

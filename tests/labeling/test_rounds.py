@@ -112,8 +112,13 @@ def test_out_of_order_requests_get_a_clear_conflict(assignment):
     _finish(assignment, 1)
     with pytest.raises(Conflict, match="already submitted"):
         rounds.judgment_save(
-            assignment=assignment, position=1, answers=[rounds.Answer(index=1, is_valid=True)]
+            assignment=assignment, position=1, answers=[rounds.Answer(index=1, is_valid=False)]
         )
+    # A save that arrives late with the answers the round was submitted with is harmless.
+    late = rounds.judgment_save(
+        assignment=assignment, position=1, answers=[rounds.Answer(index=1, is_valid=True)]
+    )
+    assert late.items[0].is_valid is True
 
 
 def test_tampered_answers_are_refused(assignment):

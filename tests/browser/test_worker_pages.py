@@ -1,0 +1,96 @@
+"""A worker labels a whole assignment in a real browser: instructions, training with
+feedback, rounds by mouse and by keyboard, a reload in the middle, the completion code."""
+
+import pytest
+from django.urls import reverse
+
+from cfannotate.crowd.tokens import join_token
+from cfannotate.labeling.models import Assignment, AssignmentState, Judgment, Round
+from tests.factories import make_labeling_campaign
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def _answer_by_mouse(page, items, valid="Valid", label="Positive"):
+    for index in range(1, items + 1):
+        item = page.locator(f"#item-{index}")
+        item.get_by_label(valid, exact=True).check()
+        item.get_by_label(label).check()
+        page.locator(f"#status-{index}").get_by_text("Saved").wait_for()
+
+
+def _round_heading(page):
+    return page.get_by_role("heading", level=1).inner_text()
+
+
+def test_a_worker_labels_a_whole_assignment(live_server, page):
+    campaign = make_labeling_campaign(
+        units=6, gold=2, training=1, rounds_per_assignment=3, gold_rounds_per_assignment=1
+    )
+    page.goto(live_server.url + reverse("join", kwargs={"token": join_token(campaign.id)}))
+    page.get_by_role("button", name="Start").click()
+
+    # Instructions first, then the training round.
+    page.get_by_role("heading", name="Instructions").wait_for()
+    page.get_by_role("link", name="Start").click()
+    assert _round_heading(page) == "Training round"
+    submit = page.get_by_role("button", name="Submit round")
+    assert submit.get_attribute("aria-disabled") == "true"
+    submit.click(force=True)  # incomplete: the page says what is missing, nothing is sent
+    page.get_by_text("3 edited versions still to answer").wait_for()
+    assert Round.objects.filter(submitted_at__isnull=False).count() == 0
+    _answer_by_mouse(page, 3)
+    submit.click()
+    page.get_by_role("heading", name="Training round: the expected answers").wait_for()
+    assert page.get_by_text("Known answer 1 of training round.").is_visible()
+    page.get_by_role("link", name="Continue").click()
+
+    # Round 1 by mouse, with a reload halfway: the saved choices come back.
+    assert _round_heading(page) == "Round 1 of 4"
+    page.locator("#item-1").get_by_label("Invalid", exact=True).check()
+    page.locator("#item-1").get_by_label("Negative").check()
+    page.locator("#status-1").get_by_text("Saved").wait_for()
+    page.reload()
+    assert page.locator("#item-1").get_by_label("Invalid", exact=True).is_checked()
+    assert page.locator("#item-1").get_by_label("Negative").is_checked()
+    page.locator("#item-2").get_by_label("Valid", exact=True).check()
+    page.locator("#item-2").get_by_label("Positive").check()
+    page.locator("#item-3").get_by_label("Valid", exact=True).check()
+    page.locator("#item-3").get_by_label("Positive").check()
+    page.get_by_role("button", name="Submit round").click()
+
+    # The other rounds by keyboard only: V / X, a label number, Enter.
+    for number in (2, 3, 4):
+        page.get_by_role("heading", name=f"Round {number} of 4").wait_for()
+        page.locator("#item-1 input").first.focus()
+        for _ in range(3):
+            page.keyboard.press("v")
+            page.keyboard.press("2")
+        page.get_by_text("All answered").wait_for()
+        page.keyboard.press("Enter")
+
+    page.get_by_role("heading", name="Thank you, all rounds are submitted").wait_for()
+    assignment = Assignment.objects.get()
+    assert assignment.state == AssignmentState.SUBMITTED
+    assert page.locator("#completion-code").inner_text() == assignment.completion_code
+    judgments = Judgment.objects.filter(round__assignment=assignment)
+    assert judgments.count() == 15 and not judgments.filter(label=None).exists()
+    first_real = judgments.filter(round__position=2).order_by("id").first()
+    assert (first_real.is_valid, first_real.label.value) == (False, "negative")
+    assert page.console_errors == [], page.console_errors
+
+
+def test_the_round_page_fits_a_phone(live_server, browser):
+    campaign = make_labeling_campaign(units=2, rounds_per_assignment=1)
+    context = browser.new_context(viewport={"width": 360, "height": 740}, is_mobile=True)
+    page = context.new_page()
+    page.goto(live_server.url + reverse("join", kwargs={"token": join_token(campaign.id)}))
+    page.get_by_role("button", name="Start").click()
+    page.get_by_role("link", name="Start").click()
+    page.get_by_role("button", name="Submit round").wait_for()
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0
+    # Every choice is a labelled radio button a screen reader can name.
+    assert page.get_by_role("radiogroup").count() == 6
+    assert page.get_by_role("radio", name="Valid", exact=True).count() == 3
+    context.close()

@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: demo test install lint browser clean
+.PHONY: demo test install lint browser wordnet clean
 
 $(STAMP): pyproject.toml Makefile
 	@command -v $(PYTHON) >/dev/null || { echo "cfannotate needs Python 3.11 ($(PYTHON) not found)."; exit 1; }
@@ -28,12 +28,19 @@ browser:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "Browser tests need Debian's chromium: sudo apt-get install -y chromium"; fi; }
 
+# WordNet 3.0 for the causal-rules generator (antonyms), from Debian's wordnet-base.
+wordnet:
+	@test -f /usr/share/wordnet/data.adj || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wordnet-base >/dev/null; \
+	  else echo "The causal generators need WordNet: sudo apt-get install -y wordnet-base"; fi; }
+
 demo: install
 	$(PY) manage.py migrate --no-input
 	$(PY) manage.py demo_setup --base-url http://$(HOST):$(PORT)
 	$(PY) manage.py runserver $(HOST):$(PORT)
 
-test: install browser
+test: install browser wordnet
 	$(PY) -m pytest
 
 lint: install

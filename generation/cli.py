@@ -11,6 +11,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from generation.generators import generator_names
 from generation.tokens import CONTROL_CODES
 
 EXIT_USAGE = 2
@@ -56,6 +57,8 @@ def perturb_command(args: argparse.Namespace) -> int:
         from transformers.utils import logging as transformers_logging
 
         transformers_logging.disable_progress_bar()
+    if args.generator != "polyjuice":
+        return _other_generator(args, texts)
     decoding = DecodingConfig(
         do_sample=args.beams <= 1,
         num_beams=max(1, args.beams),
@@ -82,6 +85,54 @@ def perturb_command(args: argparse.Namespace) -> int:
     result = perturb_texts(
         texts, settings, blanked=tuple(args.blank or ()), show_progress=not args.quiet
     )
+    _print_result(args, result)
+    return 0
+
+
+def _options(pairs: list[str]) -> dict:
+    """--option key=value pairs; values are JSON where they parse (numbers, lists, true)."""
+    options = {}
+    for pair in pairs or ():
+        key, separator, value = pair.partition("=")
+        if not separator or not key.strip():
+            raise ValueError(f"--option takes key=value, not {pair!r}")
+        try:
+            options[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key.strip()] = value
+    return options
+
+
+def _other_generator(args: argparse.Namespace, texts: list[str]) -> int:
+    from generation.generators import GeneratorOptionsError, UnknownGenerator, load_generator
+    from generation.pipeline import PipelineSettings, run_generator
+    from generation.records import OriginalRecord
+
+    try:
+        options = _options(args.option)
+        if args.model:
+            options.setdefault("model", args.model)
+        generator = load_generator(args.generator, options)
+    except (GeneratorOptionsError, UnknownGenerator, ValueError) as error:
+        print(f"perturb: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    originals = [
+        OriginalRecord(key=f"x{index}", text=text, label=args.label or "")
+        for index, text in enumerate(texts, start=1)
+    ]
+    settings = PipelineSettings(
+        device=args.device,
+        dtype=args.dtype,
+        fluency_threshold=None if args.no_filter else args.threshold,
+    )
+    result, skipped = run_generator(generator, originals, settings, show_progress=not args.quiet)
+    _print_result(args, result)
+    for entry in skipped:
+        print(f"skipped {entry.original_key}: {entry.reason}", file=sys.stderr)
+    return 0
+
+
+def _print_result(args: argparse.Namespace, result) -> None:
     originals = {original.key: original.text for original in result.originals}
     for candidate in result.candidates:
         if args.kept_only and not candidate.kept:
@@ -95,12 +146,12 @@ def perturb_command(args: argparse.Namespace) -> int:
     stats = result.stats
     if not args.quiet:
         print(
-            f"{len(texts)} original(s): {stats.received} parsed candidates, {stats.duplicates} "
-            f"duplicates, {stats.copies} copies of x, {result.malformed} malformed answers, "
+            f"{len(result.originals)} original(s): {stats.received} parsed candidates, "
+            f"{stats.duplicates} duplicates, {stats.copies} copies of x, "
+            f"{result.malformed} malformed answers, "
             f"{stats.fluency_dropped} dropped by fluency, {stats.kept} kept.",
             file=sys.stderr,
         )
-    return 0
 
 
 def _add_perturb_parser(commands) -> None:
@@ -110,7 +161,21 @@ def _add_perturb_parser(commands) -> None:
     )
     parser.add_argument("texts", nargs="*", help="Sentences to perturb (or use --file / stdin).")
     parser.add_argument("--file", help="A text file with one sentence per line.")
-    parser.add_argument("--generator", default="polyjuice", choices=["polyjuice"])
+    parser.add_argument(
+        "--generator",
+        default="polyjuice",
+        choices=generator_names(),
+        help="Which generator (default polyjuice); see generation/generators/.",
+    )
+    parser.add_argument(
+        "--label", default=None, help="The originals' label, for generators that need one."
+    )
+    parser.add_argument(
+        "--option",
+        action="append",
+        metavar="KEY=VALUE",
+        help="A generator setting (repeatable), e.g. --option variants='[\"regular\"]'.",
+    )
     parser.add_argument(
         "--code",
         action="append",

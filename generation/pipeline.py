@@ -132,3 +132,52 @@ def perturb_texts(
         for index, text in enumerate(texts, start=1)
     ]
     return run_polyjuice(targets, settings, show_progress=show_progress, **kwargs)
+
+
+def run_generator(
+    generator,
+    originals: list[OriginalRecord],
+    settings: PipelineSettings,
+    *,
+    fluency_lm=None,
+    context=None,
+    show_progress: bool = False,
+) -> tuple[PipelineResult, list]:
+    """Any registered generator, then the same dedupe, edits, codes and fluency filter.
+
+    Returns the result and the generator's `Skipped` entries (originals it could not
+    perturb, each with its reason).
+    """
+    from generation.generators import GenerationContext
+
+    seconds: dict[str, float] = {}
+    started = time.perf_counter()
+    progress = _Progress(show_progress, total=len(originals), description=generator.name)
+    context = context or GenerationContext(device=settings.device, dtype=settings.dtype)
+    context.progress = progress.update
+    output = generator.generate(originals, context=context)
+    progress.close()
+    seconds["generate"] = time.perf_counter() - started
+
+    mark = time.perf_counter()
+    if fluency_lm is None and settings.fluency_threshold is not None and output.candidates:
+        fluency_lm = load_cached(
+            settings.fluency_model or DEFAULT_MODEL, device=settings.device, dtype=settings.dtype
+        )
+    processed = annotate(
+        output.candidates,
+        {original.key: original for original in originals},
+        parses=context.parses,
+        fluency_lm=fluency_lm if settings.fluency_threshold is not None else None,
+        threshold=settings.fluency_threshold or 0.0,
+        batch_size=settings.fluency_batch_size,
+    )
+    seconds["annotate"] = time.perf_counter() - mark
+    seconds["total"] = time.perf_counter() - started
+    result = PipelineResult(
+        originals=list(originals),
+        candidates=processed.candidates,
+        stats=processed.stats,
+        seconds=seconds,
+    )
+    return result, output.skipped

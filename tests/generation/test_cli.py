@@ -290,3 +290,49 @@ def test_missing_relative_model_directory_is_reported_as_a_directory(run_main):
     )
 
     assert "No model directory" in line
+
+
+def test_perturb_takes_any_registered_generator(capsys):
+    from generation.cli import main
+
+    code = main(
+        [
+            "perturb",
+            "--generator",
+            "causal-negation",
+            "--label",
+            "causal",
+            "--no-filter",
+            "--quiet",
+            "TyG is effective to identify individuals at risk for NAFLD.",
+        ]
+    )
+    out = capsys.readouterr()
+    assert code == 0
+    lines = [json.loads(line) for line in out.out.splitlines()]
+    assert [line["text"] for line in lines] == [
+        "TyG is ineffective to identify individuals at risk for NAFLD."
+    ]
+    assert lines[0]["generator"] == "causal-negation"
+
+
+def test_perturb_reports_skipped_originals_and_bad_options(capsys):
+    from generation.cli import main
+
+    assert (
+        main(
+            [
+                "perturb",
+                "--generator",
+                "causal-negation",
+                "--no-filter",
+                "--quiet",
+                "Der Hund bellt sehr laut heute",
+            ]
+        )
+        == 0
+    )
+    assert "skipped x1: not English" in capsys.readouterr().err
+    assert main(["perturb", "--generator", "causal-negation", "--option", "bogus=1", "a b"]) == 2
+    assert "unknown option(s) bogus" in capsys.readouterr().err
+    assert main(["perturb", "--generator", "causal-negation", "--option", "novalue", "a b"]) == 2

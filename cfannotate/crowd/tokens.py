@@ -3,8 +3,9 @@
 The assignment token goes in the worker's URLs. It is `django.core.signing` over the
 assignment id and a random per-assignment nonce, so it cannot be guessed or forged,
 and rotating the nonce revokes it. It carries no timestamp: the URL stays the same for
-the assignment's life, so reloads and bookmarks keep working. Worker pages must work inside a crowd platform's
-iframe, where browsers block third-party cookies, so worker forms do not rely on the
+the assignment's life, so reloads and bookmarks keep working.
+
+Worker pages must work inside a crowd platform's iframe, where browsers block third-party cookies, so worker forms do not rely on the
 CSRF cookie: each page carries a form token derived from the same nonce, which a
 forged cross-site request cannot know.
 """

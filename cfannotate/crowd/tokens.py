@@ -5,9 +5,9 @@ assignment id and a random per-assignment nonce, so it cannot be guessed or forg
 and rotating the nonce revokes it. It carries no timestamp: the URL stays the same for
 the assignment's life, so reloads and bookmarks keep working.
 
-Worker pages must work inside a crowd platform's iframe, where browsers block third-party cookies, so worker forms do not rely on the
-CSRF cookie: each page carries a form token derived from the same nonce, which a
-forged cross-site request cannot know.
+Worker pages must work inside a crowd platform's iframe, where browsers block
+third-party cookies, so worker forms do not rely on the CSRF cookie: each page carries
+a form token derived from the same nonce, which a forged cross-site request cannot know.
 """
 
 import hmac

@@ -9,8 +9,9 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from cfannotate.campaigns.datasets import read_jsonl
-from cfannotate.campaigns.models import Campaign, TaskType
+from cfannotate.campaigns.models import Campaign, CampaignStatus, TaskType
 from cfannotate.campaigns.services import campaign_create, originals_import
+from cfannotate.candidates.models import CandidateSource
 from cfannotate.labeling.gold import gold_rounds_import
 
 FIXTURES_DIR = Path(settings.BASE_DIR) / "fixtures"
@@ -75,21 +76,31 @@ def demo_generate(
 
     lines = []
     for campaign in campaigns:
-        if campaign.candidates.exists():
-            lines.append(f"{campaign.name}: {campaign.candidates.count()} candidates already.")
-            continue
-        originals = list(
-            campaign.originals.select_related("label").order_by("id")[:originals_per_campaign]
-        )
-        summary = candidates_generate(
-            campaign=campaign, originals=originals, show_progress=show_progress
-        )
+        generated = campaign.candidates.filter(source=CandidateSource.GENERATED)
+        if generated.exists():
+            lines.append(f"{campaign.name}: {generated.count()} generated candidates already.")
+        else:
+            # Gold originals are labeled in gold rounds only; generate for the others.
+            originals = list(
+                campaign.originals.exclude(gold_rounds__isnull=False)
+                .select_related("label")
+                .order_by("id")[:originals_per_campaign]
+            )
+            summary = candidates_generate(
+                campaign=campaign, originals=originals, show_progress=show_progress
+            )
+            lines.append(
+                f"{campaign.name}: {summary.stored} candidates ({summary.kept} fluent) for "
+                f"{summary.originals} originals in {summary.seconds.get('total', 0):.0f}s."
+            )
         selected = units_create_from_selection(campaign=campaign)
-        if selected.units:
+        if campaign.units.exists() and campaign.status != CampaignStatus.LABELING:
             labeling_open(campaign=campaign)
+        units = campaign.units.count()
         lines.append(
-            f"{campaign.name}: {summary.stored} candidates ({summary.kept} fluent) for "
-            f"{summary.originals} originals in {summary.seconds.get('total', 0):.0f}s; "
-            f"{selected.units} labeling units of diverse counterfactuals."
+            f"{campaign.name}: {units} labeling units of diverse counterfactuals"
+            f"{f' ({selected.units} new)' if selected.units else ''}; open for labeling."
+            if units
+            else f"{campaign.name}: no fluent candidates to label yet."
         )
     return lines

@@ -6,19 +6,9 @@ from django.utils import timezone
 from cfannotate.core.exceptions import Conflict, Expired, Forbidden, InvalidInput, NotFound
 from cfannotate.crowd.tokens import assignment_token
 from cfannotate.labeling import rounds
-from cfannotate.labeling.assignments import assignment_start
 from cfannotate.labeling.models import AssignmentState, Judgment, LabelingUnit, RoundKind
-from tests.factories import make_labeling_campaign, make_worker
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def assignment():
-    campaign = make_labeling_campaign(
-        units=4, gold=1, rounds_per_assignment=3, gold_rounds_per_assignment=1
-    )
-    return assignment_start(campaign=campaign, worker=make_worker())
 
 
 def _answers(view, valid=True, label="positive"):

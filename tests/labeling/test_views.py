@@ -4,19 +4,10 @@ import pytest
 from django.urls import reverse
 
 from cfannotate.crowd.tokens import assignment_token, form_token, join_token
-from cfannotate.labeling.assignments import assignment_start
 from cfannotate.labeling.models import Assignment, AssignmentState, Judgment, RoundKind
-from tests.factories import make_labeling_campaign, make_worker
+from tests.factories import make_labeling_campaign
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def assignment():
-    campaign = make_labeling_campaign(
-        units=4, gold=1, rounds_per_assignment=3, gold_rounds_per_assignment=1
-    )
-    return assignment_start(campaign=campaign, worker=make_worker())
 
 
 def _token(assignment):

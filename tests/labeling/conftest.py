@@ -1,0 +1,13 @@
+import pytest
+
+from cfannotate.labeling.assignments import assignment_start
+from tests.factories import make_labeling_campaign, make_worker
+
+
+@pytest.fixture
+def assignment(db):
+    """A started assignment: 1 training round, then 3 real rounds and 1 hidden gold round."""
+    campaign = make_labeling_campaign(
+        units=4, gold=1, rounds_per_assignment=3, gold_rounds_per_assignment=1
+    )
+    return assignment_start(campaign=campaign, worker=make_worker())

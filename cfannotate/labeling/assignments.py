@@ -236,7 +236,9 @@ def assignment_lock(*, assignment_id: int, now: datetime) -> Assignment:
     assignment expires only after `lease_minutes` without any request from its worker.
     """
     assignment = (
-        Assignment.objects.select_for_update().select_related("campaign").get(id=assignment_id)
+        Assignment.objects.select_for_update(of=("self",))
+        .select_related("campaign")
+        .get(id=assignment_id)
     )
     raise_if_expired(assignment)
     if assignment.state == AssignmentState.ACTIVE:

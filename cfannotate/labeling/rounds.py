@@ -311,7 +311,7 @@ def judgment_save(
     """Save what the worker clicked, so a reload or another device shows it again."""
     now = now or timezone.now()
     with transaction.atomic():
-        locked = Assignment.objects.select_for_update().select_related("campaign")
+        locked = Assignment.objects.select_for_update(of=("self",)).select_related("campaign")
         round_ = _round_at(locked.get(id=assignment.id), position)
         if round_.submitted_at is not None and _already_given(round_, answers):
             # A save that was still on its way when the round was submitted with the
@@ -390,7 +390,9 @@ def round_submit(
     assignment_expire(assignment_id=assignment.id, now=now)
     with transaction.atomic():
         locked = (
-            Assignment.objects.select_for_update().select_related("campaign").get(id=assignment.id)
+            Assignment.objects.select_for_update(of=("self",))
+            .select_related("campaign")
+            .get(id=assignment.id)
         )
         round_ = _round_at(locked, position)
         if round_.submitted_at is not None:

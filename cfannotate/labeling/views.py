@@ -90,21 +90,20 @@ def assignment_start_page(request: HttpRequest, assignment: Assignment, *, token
     started = assignment.rounds.filter(served_at__isnull=False).exists()
     if started:
         return redirect(_next_url(assignment, token))
-    return TemplateResponse(
-        request,
-        "labeling/instructions.html",
-        _context(assignment, token, next_url=_next_url(assignment, token), first_visit=True),
+    return _instructions_page(request, assignment, token, first_visit=True)
+
+
+def _instructions_page(request, assignment: Assignment, token: str, *, first_visit: bool):
+    context = _context(
+        assignment, token, next_url=_next_url(assignment, token), first_visit=first_visit
     )
+    return TemplateResponse(request, "labeling/instructions.html", context)
 
 
 @worker_view
 @require_GET
 def instructions(request: HttpRequest, assignment: Assignment, *, token: str):
-    return TemplateResponse(
-        request,
-        "labeling/instructions.html",
-        _context(assignment, token, next_url=_next_url(assignment, token), first_visit=False),
-    )
+    return _instructions_page(request, assignment, token, first_visit=False)
 
 
 @worker_view

@@ -21,6 +21,7 @@ every place where we chose differently from the paper or its released code.
 
 from __future__ import annotations
 
+import abc
 import functools
 import importlib.util
 import logging
@@ -674,7 +675,7 @@ class _Form:
     focus: list[tuple[int, int]]
 
 
-class _CausalRules:
+class _CausalRules(abc.ABC):
     name: ClassVar[str]
     edit_type: ClassVar[str]
     Settings: ClassVar[type]
@@ -751,8 +752,9 @@ class _CausalRules:
             problem = f"text longer than {self.settings.max_tokens} tokens"
         return problem
 
+    @abc.abstractmethod
     def forms(self, doc: Doc) -> tuple[list[_Form], str | None]:
-        raise NotImplementedError
+        """The rewrites of one parsed sentence, or no rewrite and the reason why."""
 
     def _candidates(self, original, doc: Doc, form: _Form, context: GenerationContext):
         texts = []

@@ -4,6 +4,7 @@ Both generators share steps 1-4 and 6 of `LexiconGenerator.generate`; only the e
 (step 5) differs. See lexicon.md beside this package for the design and deviations.
 """
 
+import abc
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -99,7 +100,7 @@ class _Draft:
     metadata: dict = field(default_factory=dict)
 
 
-class LexiconGenerator:
+class LexiconGenerator(abc.ABC):
     """The shared pipeline; subclasses choose which terms they use and how they edit them."""
 
     name: ClassVar[str]
@@ -213,11 +214,13 @@ class LexiconGenerator:
 
     # -- steps 3-4 ------------------------------------------------------------------------
 
+    @abc.abstractmethod
     def _usable(self, term: CausalTerm) -> bool:
-        raise NotImplementedError
+        """Whether this method can edit the term (RM-CT: negations and modifiers only)."""
 
+    @abc.abstractmethod
     def _unusable_reason(self, polarity: str) -> str:
-        raise NotImplementedError
+        """Why no agreeing term could be edited, for the skip report."""
 
     def _prepare(
         self, original: OriginalRecord, doc: Doc, polarity: str, scorer: SentimentScorer
@@ -244,10 +247,11 @@ class LexiconGenerator:
 
     # -- step 5 ---------------------------------------------------------------------------
 
+    @abc.abstractmethod
     def _edit(
         self, item: _Prepared, labels: dict[str, str], context: GenerationContext
     ) -> "list[_Draft] | str":
-        raise NotImplementedError
+        """The edited texts of one original (remove or replace), or why there are none."""
 
     def _score_edits(self, item: _Prepared, drafts: list[_Draft], scorer: SentimentScorer) -> None:
         """Record what the classifier makes of each edit: its gold score and whether it flipped."""

@@ -169,6 +169,38 @@ if PRODUCTION:
     if environment.env_bool("CFANNOTATE_BEHIND_PROXY", False):
         SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
+# Crowd platforms (docs/platforms.md). MTurk credentials come from the standard AWS
+# variables (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE); the
+# Prolific API token from CFANNOTATE_PROLIFIC_TOKEN. Nothing here is needed for links.
+CROWD_PUBLIC_URL = os.environ.get("CFANNOTATE_PUBLIC_URL", "").strip()
+CROWD_MTURK_REGION = "us-east-1"
+CROWD_MTURK_ENDPOINTS = {
+    "live": "https://mturk-requester.us-east-1.amazonaws.com",
+    "sandbox": "https://mturk-requester-sandbox.us-east-1.amazonaws.com",
+}
+# turkSubmitTo as MTurk sends it; the completion form posts to it + /mturk/externalSubmit.
+CROWD_MTURK_SUBMIT_ORIGINS = {
+    "live": "https://www.mturk.com",
+    "sandbox": "https://workersandbox.mturk.com",
+}
+# The only origins that may frame an MTurk worker's pages (CSP frame-ancestors).
+CROWD_MTURK_FRAME_ORIGINS = environment.env_list(
+    "CFANNOTATE_MTURK_FRAME_ORIGINS",
+    ["https://www.mturk.com", "https://worker.mturk.com", "https://workersandbox.mturk.com"],
+)
+CROWD_PROLIFIC_API_URL = os.environ.get(
+    "CFANNOTATE_PROLIFIC_API_URL", "https://api.prolific.com/api/v1/"
+)
+CROWD_PROLIFIC_TOKEN = os.environ.get("CFANNOTATE_PROLIFIC_TOKEN", "").strip()
+CROWD_PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete"
+# A Prolific participant group that blocked workers are added to (exclude it in studies).
+CROWD_PROLIFIC_BLOCKLIST_GROUP = os.environ.get("CFANNOTATE_PROLIFIC_BLOCKLIST_GROUP", "").strip()
+CROWD_PROLIFIC_REJECTION_CATEGORY = os.environ.get(
+    "CFANNOTATE_PROLIFIC_REJECTION_CATEGORY", "FAILED_CHECK"
+)
+CROWD_MAX_BONUS = os.environ.get("CFANNOTATE_MAX_BONUS", "20.00")
+CROWD_API_TIMEOUT_SECONDS = environment.env_int("CFANNOTATE_CROWD_TIMEOUT_SECONDS", 20)
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -11,6 +11,7 @@ api_patterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("", include("cfannotate.campaigns.api_urls")),
+    path("", include("cfannotate.quality.api_urls")),
 ]
 
 urlpatterns = [
@@ -21,6 +22,8 @@ urlpatterns = [
     path("campaigns/", include("cfannotate.campaigns.urls")),
     path("campaigns/", include("cfannotate.candidates.urls")),
     path("campaigns/", include("cfannotate.labeling.campaign_urls")),
+    path("campaigns/", include("cfannotate.crowd.campaign_urls")),
+    path("campaigns/", include("cfannotate.quality.urls")),
     path("w/", include("cfannotate.labeling.urls")),
     path("join/", include("cfannotate.crowd.urls")),
     path("api/", include(api_patterns)),

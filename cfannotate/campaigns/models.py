@@ -98,16 +98,26 @@ class Campaign(models.Model):
     # Quality control (Appendix C.2).
     min_median_seconds = models.FloatField(validators=[MinValueValidator(0.0)], default=18.0)
     min_gold_correct = models.PositiveSmallIntegerField(default=4)
+    # With K = 2, any threshold above one half means "both agree" (C.2); after a
+    # re-queue, 0.6 lets two of three votes settle a split.
     agreement_threshold = models.FloatField(
         validators=[MinValueValidator(0.01), MaxValueValidator(1.0)],
-        default=1.0,
+        default=0.6,
         help_text="Share of qualified votes that must agree on the class label.",
     )
     label_distribution_threshold = models.FloatField(
         validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
-        default=0.5,
-        help_text="Flag a worker whose label distribution diverges from the campaign's by "
-        "more than this total-variation distance.",
+        default=0.35,
+        help_text="Filter out a worker whose label distribution diverges from the other "
+        "workers' by more than this total-variation distance (1 turns the filter off).",
+    )
+    bonus_amount = models.DecimalField(
+        max_digits=8,
+        decimal_places=2,
+        validators=[MinValueValidator(0)],
+        default=0,
+        help_text="Bonus (USD) proposed for qualified workers with every gold counterfactual "
+        "right; 0 proposes none.",
     )
 
     class Meta:
@@ -134,6 +144,9 @@ class Campaign(models.Model):
                 condition=Q(label_distribution_threshold__gte=0)
                 & Q(label_distribution_threshold__lte=1),
                 name="campaign_distribution_threshold_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(bonus_amount__gte=0), name="campaign_bonus_not_negative"
             ),
             models.CheckConstraint(
                 condition=Q(fluency_threshold__gte=0), name="campaign_fluency_threshold_positive"
@@ -183,6 +196,7 @@ SETTING_FIELDS = (
     "min_gold_correct",
     "agreement_threshold",
     "label_distribution_threshold",
+    "bonus_amount",
 )
 
 

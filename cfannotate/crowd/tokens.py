@@ -8,6 +8,12 @@ the assignment's life, so reloads and bookmarks keep working.
 Worker pages must work inside a crowd platform's iframe, where browsers block
 third-party cookies, so worker forms do not rely on the CSRF cookie: each page carries
 a form token derived from the same nonce, which a forged cross-site request cannot know.
+
+A worker id in a platform's URL is not proof of anything. At entry the platform's ids
+(worker, assignment, HIT or study) are stored on the assignment and a digest of them
+goes into the token (`b`): a token minted for one platform assignment stops working
+when the assignment is re-bound to another, and approval and payment check the same
+ids against the platform's API (`cfannotate/crowd/providers.md`).
 """
 
 import hmac
@@ -22,6 +28,9 @@ from cfannotate.core.exceptions import Forbidden
 ASSIGNMENT_SALT = "cfannotate.crowd.assignment"
 FORM_SALT = "cfannotate.crowd.form"
 JOIN_SALT = "cfannotate.crowd.join"
+LINK_SALT = "cfannotate.crowd.link"
+ENTRY_SALT = "cfannotate.crowd.entry"
+BINDING_SALT = "cfannotate.crowd.binding"
 BAD_LINK = "This link is not valid. Open the task again from the page that sent you here."
 
 
@@ -33,19 +42,59 @@ def new_nonce() -> str:
 class AssignmentClaim:
     assignment_id: int
     nonce: str
+    binding: str = ""  # digest of the platform ids bound at entry; empty in older tokens
 
 
-def assignment_token(*, assignment_id: int, nonce: str) -> str:
-    return signing.Signer(salt=ASSIGNMENT_SALT).sign_object({"a": assignment_id, "n": nonce})
+def assignment_token(*, assignment_id: int, nonce: str, binding: str = "") -> str:
+    payload = {"a": assignment_id, "n": nonce}
+    if binding:
+        payload["b"] = binding
+    return signing.Signer(salt=ASSIGNMENT_SALT).sign_object(payload)
 
 
 def assignment_token_read(token: str) -> AssignmentClaim:
     """The assignment a token names; Forbidden when it was tampered with or is not a token."""
     try:
         payload = signing.Signer(salt=ASSIGNMENT_SALT).unsign_object(token)
-        return AssignmentClaim(assignment_id=int(payload["a"]), nonce=str(payload["n"]))
-    except (signing.BadSignature, KeyError, TypeError, ValueError):
+        return AssignmentClaim(
+            assignment_id=int(payload["a"]),
+            nonce=str(payload["n"]),
+            binding=str(payload.get("b", "")),
+        )
+    except (signing.BadSignature, KeyError, TypeError, ValueError, AttributeError):
         raise Forbidden(BAD_LINK) from None
+
+
+def assignment_binding(assignment) -> str:
+    """A digest of the platform ids an assignment was bound to at entry."""
+    ids = "|".join(
+        [
+            assignment.worker.platform,
+            assignment.worker.external_id,
+            assignment.platform_assignment_id,
+            assignment.platform_task_id,
+        ]
+    )
+    return salted_hmac(BINDING_SALT, ids, algorithm="sha256").hexdigest()[:24]
+
+
+def worker_token(assignment) -> str:
+    """The token for a worker's URLs, carrying the platform ids bound at entry."""
+    return assignment_token(
+        assignment_id=assignment.id,
+        nonce=assignment.token_nonce,
+        binding=assignment_binding(assignment),
+    )
+
+
+def assignment_binding_check(token: str, assignment) -> None:
+    """Forbidden when the token was minted for other platform ids than the assignment has now."""
+    claim = assignment_token_read(token)
+    if claim.binding and not hmac.compare_digest(claim.binding, assignment_binding(assignment)):
+        raise Forbidden(
+            "This link belongs to an earlier assignment on your platform. "
+            "Open the task again from the platform."
+        )
 
 
 def form_token(nonce: str) -> str:
@@ -67,5 +116,29 @@ def join_token(campaign_id: int) -> str:
 def join_token_read(token: str) -> int:
     try:
         return int(signing.Signer(salt=JOIN_SALT).unsign_object(token)["c"])
+    except (signing.BadSignature, KeyError, TypeError, ValueError):
+        raise Forbidden(BAD_LINK) from None
+
+
+def link_token(link_id: int) -> str:
+    """The token of a named invitation link (one with a name and maybe a quota)."""
+    return signing.Signer(salt=LINK_SALT).sign_object({"l": link_id})
+
+
+def link_token_read(token: str) -> int:
+    try:
+        return int(signing.Signer(salt=LINK_SALT).unsign_object(token)["l"])
+    except (signing.BadSignature, KeyError, TypeError, ValueError):
+        raise Forbidden(BAD_LINK) from None
+
+
+def entry_token(publication_id: int) -> str:
+    """The token in a publication's entry URL (the MTurk ExternalURL, the Prolific study URL)."""
+    return signing.Signer(salt=ENTRY_SALT).sign_object({"p": publication_id})
+
+
+def entry_token_read(token: str) -> int:
+    try:
+        return int(signing.Signer(salt=ENTRY_SALT).unsign_object(token)["p"])
     except (signing.BadSignature, KeyError, TypeError, ValueError):
         raise Forbidden(BAD_LINK) from None

@@ -1,8 +1,10 @@
-"""Invitation links: a worker opens the campaign's link, starts (or resumes) an assignment.
+"""Where workers come in: invitation links, and the entry URLs that MTurk and Prolific open.
 
-The worker id comes from the link (`?worker=...`, for researchers who hand out
-personal links) or is a random id kept in a signed cookie, so the same browser
-resumes its assignment and never gets a unit it has already seen.
+An invitation link's worker id comes from the link (`?worker=...`, for researchers who
+hand out personal links) or is a random id kept in a signed cookie, so the same browser
+resumes its assignment and never gets a unit it has already seen. Platform entries take
+the platform's URL parameters instead and never set a cookie: MTurk shows them in an
+iframe, where browsers block third-party cookies.
 """
 
 import secrets
@@ -11,18 +13,33 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods
 
 from cfannotate.campaigns.models import Campaign
-from cfannotate.core.exceptions import CfannotateError, NotFound
-from cfannotate.crowd.models import Platform
-from cfannotate.crowd.services import worker_get_or_create
-from cfannotate.crowd.tokens import assignment_token, join_token_read
-from cfannotate.labeling.assignments import assignment_start
+from cfannotate.campaigns.task_templates import template_for
+from cfannotate.core.exceptions import CfannotateError, Conflict, Forbidden, NotFound
+from cfannotate.crowd.models import InvitationLink, Platform, Publication
+from cfannotate.crowd.providers import Preview, allow_platform_framing, provider_for
+from cfannotate.crowd.selectors import preview_example
+from cfannotate.crowd.tokens import (
+    entry_token_read,
+    join_token_read,
+    link_token_read,
+    worker_token,
+)
 
 COOKIE_PREFIX = "cfannotate_worker_"
 COOKIE_SALT = "cfannotate.crowd.link-worker"
 COOKIE_MAX_AGE = 60 * 60 * 24 * 90
+
+
+def _error_page(request: HttpRequest, error: CfannotateError) -> HttpResponse:
+    return TemplateResponse(
+        request, "labeling/error.html", {"error": error}, status=error.status_code
+    )
+
+
+# --- Invitation links ------------------------------------------------------------------------
 
 
 def _campaign(token: str) -> Campaign:
@@ -32,31 +49,35 @@ def _campaign(token: str) -> Campaign:
     return campaign
 
 
-@never_cache
-@require_http_methods(["GET", "POST"])
-def join(request: HttpRequest, token: str) -> HttpResponse:
-    try:
-        campaign = _campaign(token)
-        if request.method == "GET":
-            return TemplateResponse(request, "crowd/join.html", {"campaign": campaign})
-        cookie = COOKIE_PREFIX + str(campaign.id)
-        worker_id = request.GET.get("worker") or request.get_signed_cookie(
-            cookie, default=None, salt=COOKIE_SALT
-        )
-        worker_id = worker_id or "link-" + secrets.token_urlsafe(12)
-        worker = worker_get_or_create(platform=Platform.LINK, external_id=worker_id)
-        assignment = assignment_start(campaign=campaign, worker=worker)
-    except CfannotateError as error:
-        return TemplateResponse(
-            request, "labeling/error.html", {"error": error}, status=error.status_code
-        )
-    response = redirect(
-        "worker-start",
-        token=assignment_token(assignment_id=assignment.id, nonce=assignment.token_nonce),
+def _link(token: str) -> InvitationLink:
+    link = InvitationLink.objects.select_related("campaign").filter(id=link_token_read(token))
+    link = link.first()
+    if link is None:
+        raise NotFound("This invitation link no longer exists.")
+    if not link.is_active:
+        raise Forbidden("This invitation link was closed by the researcher.")
+    return link
+
+
+def _join(request: HttpRequest, campaign: Campaign, link: InvitationLink | None) -> HttpResponse:
+    cookie = COOKIE_PREFIX + str(campaign.id)
+    worker_id = request.GET.get("worker") or request.get_signed_cookie(
+        cookie, default=None, salt=COOKIE_SALT
     )
+    if request.method == "GET":
+        if link is not None and link.remaining == 0 and not worker_id:
+            # Say it before anyone clicks Start; a returning worker may still resume.
+            raise Conflict(f"This invitation link is used up: it was for {link.quota} assignments.")
+        return TemplateResponse(request, "crowd/join.html", {"campaign": campaign})
+    worker_id = worker_id or "link-" + secrets.token_urlsafe(12)
+    outcome = provider_for(Platform.LINK).entry(
+        source=link or campaign, params={"worker": worker_id}
+    )
+    assignment = outcome.assignment
+    response = redirect("worker-start", token=worker_token(assignment))
     response.set_signed_cookie(
         cookie,
-        worker.external_id,
+        assignment.worker.external_id,
         salt=COOKIE_SALT,
         max_age=COOKIE_MAX_AGE,
         httponly=True,
@@ -64,3 +85,70 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
         secure=request.is_secure(),
     )
     return response
+
+
+@never_cache
+@require_http_methods(["GET", "POST"])
+def join(request: HttpRequest, token: str) -> HttpResponse:
+    """The campaign's general invitation link (no quota)."""
+    try:
+        return _join(request, _campaign(token), None)
+    except CfannotateError as error:
+        return _error_page(request, error)
+
+
+@never_cache
+@require_http_methods(["GET", "POST"])
+def join_link(request: HttpRequest, token: str) -> HttpResponse:
+    """A named invitation link, maybe with a quota."""
+    try:
+        link = _link(token)
+        return _join(request, link.campaign, link)
+    except CfannotateError as error:
+        return _error_page(request, error)
+
+
+# --- Platform entries ------------------------------------------------------------------------
+
+
+def _publication(token: str, platform: str) -> Publication:
+    publication = (
+        Publication.objects.select_related("campaign")
+        .filter(id=entry_token_read(token), platform=platform)
+        .first()
+    )
+    if publication is None:
+        raise NotFound("This task no longer exists.")
+    return publication
+
+
+def _preview(request: HttpRequest, publication: Publication) -> HttpResponse:
+    campaign = publication.campaign
+    template = template_for(campaign.task_type)
+    context = {
+        "campaign": campaign,
+        "platform": publication.platform,
+        "instructions": campaign.instructions or (template.instructions if template else ""),
+        "example": preview_example(campaign),
+    }
+    return TemplateResponse(request, "crowd/preview.html", context)
+
+
+@never_cache
+@require_GET
+def platform_entry(request: HttpRequest, platform: str, token: str) -> HttpResponse:
+    """The URL a platform opens (MTurk's ExternalURL, Prolific's study URL).
+
+    A preview claims nothing; an entry binds the platform's ids to an assignment and
+    sends the worker to its pages, whose token carries those ids.
+    """
+    try:
+        publication = _publication(token, platform)
+        outcome = provider_for(platform).entry(source=publication, params=request.GET)
+        if isinstance(outcome, Preview):
+            response = _preview(request, publication)
+        else:
+            response = redirect("worker-start", token=worker_token(outcome.assignment))
+    except CfannotateError as error:
+        response = _error_page(request, error)
+    return allow_platform_framing(response, platform=platform)

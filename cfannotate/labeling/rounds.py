@@ -7,6 +7,7 @@ is submitted once, and a replay gets the same outcome back.
 
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 
 from django.db import transaction
 from django.db.models import F
@@ -32,6 +33,7 @@ from cfannotate.labeling.models import (
     RoundKind,
     UnitItem,
 )
+from cfannotate.quality.services import quality_after_round_safely
 
 MAX_ITEMS_PER_ROUND = 10  # gold rounds may hold up to this many; units hold three
 
@@ -417,6 +419,8 @@ def _submit(locked: Assignment, round_: Round, now: datetime) -> SubmitOutcome:
     """Mark the round submitted, in the caller's transaction; the last one ends the assignment."""
     round_.submitted_at = now
     round_.save(update_fields=["submitted_at"])
+    # Quality control catches up once the round is committed (C.2 filters, the vote).
+    transaction.on_commit(partial(quality_after_round_safely, round_.id))
     if round_.kind == RoundKind.REAL:
         LabelingUnit.objects.filter(id=round_.unit_id).update(completed=F("completed") + 1)
     if current_round(locked) is None:

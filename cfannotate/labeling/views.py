@@ -3,7 +3,8 @@
 Workers have no account: the signed token in every URL is their credential, and a
 form token in each page stands in for the CSRF cookie that a platform's iframe would
 block (see `cfannotate.crowd.tokens`). Views only translate HTTP to the services in
-`rounds` and back.
+`rounds` and back. What differs by crowd platform (who may frame the pages, how the
+completion page hands the work back) comes from `cfannotate.crowd.providers`.
 """
 
 from collections.abc import Callable
@@ -20,8 +21,10 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from cfannotate.campaigns.task_templates import template_for
 from cfannotate.core.exceptions import CfannotateError, InvalidInput
+from cfannotate.core.framing import allow_form_posts
 from cfannotate.core.htmx import HtmxHttpRequest
-from cfannotate.crowd.tokens import form_token, form_token_check
+from cfannotate.crowd.providers import allow_platform_framing, handback_for
+from cfannotate.crowd.tokens import assignment_binding_check, form_token, form_token_check
 from cfannotate.labeling import rounds
 from cfannotate.labeling.assignments import raise_if_expired
 from cfannotate.labeling.models import Assignment, AssignmentState, RoundKind
@@ -30,9 +33,13 @@ FORM_TOKEN_FIELD = "form_token"  # noqa: S105 (a field name)
 FORM_TOKEN_HEADER = "X-Worker-Form"  # noqa: S105 (a header name)
 
 
-def _error_page(request: HttpRequest, error: CfannotateError) -> HttpResponse:
+def _error_page(
+    request: HttpRequest, error: CfannotateError, platform: str | None = None
+) -> HttpResponse:
     template = "labeling/_error.html" if getattr(request, "htmx", False) else "labeling/error.html"
-    return TemplateResponse(request, template, {"error": error}, status=error.status_code)
+    response = TemplateResponse(request, template, {"error": error}, status=error.status_code)
+    # An error must show inside a platform's frame too; it offers nothing to click.
+    return allow_platform_framing(response, platform=platform)
 
 
 def worker_view(view: Callable) -> Callable:
@@ -42,14 +49,17 @@ def worker_view(view: Callable) -> Callable:
     @never_cache
     @csrf_exempt  # replaced by the form token below; see the module docstring
     def wrapped(request: HttpRequest, token: str, **kwargs) -> HttpResponse:
+        assignment = None
         try:
             assignment = rounds.assignment_from_token(token)
+            assignment_binding_check(token, assignment)
             if request.method == "POST":
                 given = request.POST.get(FORM_TOKEN_FIELD) or request.headers.get(FORM_TOKEN_HEADER)
                 form_token_check(assignment.token_nonce, given)
-            return view(request, assignment, token=token, **kwargs)
+            response = view(request, assignment, token=token, **kwargs)
         except CfannotateError as error:
-            return _error_page(request, error)
+            return _error_page(request, error, assignment.worker.platform if assignment else None)
+        return allow_platform_framing(response, platform=assignment.worker.platform)
 
     return wrapped
 
@@ -204,4 +214,11 @@ def done(request: HttpRequest, assignment: Assignment, *, token: str):
     if assignment.state != AssignmentState.SUBMITTED:
         raise_if_expired(assignment)
         return redirect(_next_url(assignment, token))
-    return TemplateResponse(request, "labeling/done.html", _context(assignment, token))
+    # Everything is stored by now; the platform gets the result only from here.
+    handback = handback_for(assignment)
+    response = TemplateResponse(
+        request, "labeling/done.html", _context(assignment, token, handback=handback)
+    )
+    if handback is not None and handback.method == "post":
+        allow_form_posts(response, origins=[handback.origin])
+    return response

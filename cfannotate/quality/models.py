@@ -1,10 +1,13 @@
-"""The label a counterfactual keeps after worker filtering and the vote (Appendix C.2)."""
+"""Quality control (Polyjuice Appendix C.2): worker verdicts, kept labels, worker decisions."""
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from cfannotate.campaigns.models import CampaignLabel
+from cfannotate.campaigns.models import Campaign, CampaignLabel
 from cfannotate.candidates.models import Candidate
+from cfannotate.crowd.models import Worker
+from cfannotate.labeling.models import Assignment
 
 
 class AggregationMethod(models.TextChoices):
@@ -29,6 +32,15 @@ class AggregatedLabel(models.Model):
     votes = models.PositiveSmallIntegerField(help_text="Submitted judgments.")
     qualified_votes = models.PositiveSmallIntegerField(help_text="From workers who passed QC.")
     agreement = models.FloatField(help_text="Share of qualified votes on the winning label.")
+    needs_more = models.BooleanField(
+        default=False,
+        help_text="Fewer than K qualified votes, or valid without agreement: worth re-queuing.",
+    )
+    # Dawid-Skene estimate over the qualified votes, reported beside the vote when K > 2.
+    ds_label = models.ForeignKey(
+        CampaignLabel, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    ds_confidence = models.FloatField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -51,3 +63,125 @@ class AggregatedLabel(models.Model):
 
     def __str__(self) -> str:
         return f"aggregate of candidate {self.candidate_id}"
+
+
+class WorkerQuality(models.Model):
+    """A worker's standing in one campaign: the C.2 filter and the label-distribution filter."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="+")
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="qualities")
+    qualified = models.BooleanField()
+    reasons = models.JSONField(default=list, blank=True, help_text="Why not qualified.")
+    settled = models.BooleanField(
+        default=False, help_text="No assignment in progress: the verdict will not change."
+    )
+    rounds = models.PositiveIntegerField(help_text="Submitted real and gold rounds.")
+    median_seconds = models.FloatField(null=True, blank=True)
+    gold_correct = models.PositiveIntegerField(default=0)
+    gold_total = models.PositiveIntegerField(default=0)
+    label_counts = models.JSONField(default=dict, blank=True)
+    distribution_distance = models.FloatField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["campaign", "worker"]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "worker"], name="quality_once_per_worker"),
+            models.CheckConstraint(
+                condition=Q(gold_correct__lte=models.F("gold_total")),
+                name="quality_gold_correct_within_total",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.worker} in campaign {self.campaign_id}"
+
+    @property
+    def gold_accuracy(self) -> float | None:
+        return self.gold_correct / self.gold_total if self.gold_total else None
+
+
+class DecisionAction(models.TextChoices):
+    APPROVE = "approve", "Approve"
+    REJECT = "reject", "Reject"
+    BONUS = "bonus", "Bonus"
+    BLOCK = "block", "Block"
+
+
+class DecisionState(models.TextChoices):
+    PROPOSED = "proposed", "Proposed by the filters"
+    CONFIRMED = "confirmed", "Confirmed, to be sent"
+    SENDING = "sending", "Being sent to the platform"
+    APPLIED = "applied", "Sent to the platform"
+    FAILED = "failed", "The platform refused"
+    DISMISSED = "dismissed", "Dismissed"
+
+
+PAYMENT_ACTIONS = [DecisionAction.APPROVE, DecisionAction.REJECT]
+
+
+class WorkerDecision(models.Model):
+    """Approve, reject, bonus or block: proposed from the filters, decided by the researcher.
+
+    Approve/reject and bonus are about one assignment, block about the worker. Applied
+    decisions go to the worker's crowd platform through `cfannotate.crowd.review`.
+    """
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="decisions")
+    worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="decisions")
+    assignment = models.ForeignKey(
+        Assignment, on_delete=models.PROTECT, null=True, blank=True, related_name="decisions"
+    )
+    action = models.CharField(max_length=20, choices=DecisionAction.choices)
+    amount = models.DecimalField(
+        max_digits=8, decimal_places=2, null=True, blank=True, help_text="Bonus, in USD."
+    )
+    reason = models.TextField(help_text="Shown to the researcher; sent as feedback.")
+    state = models.CharField(
+        max_length=20, choices=DecisionState.choices, default=DecisionState.PROPOSED
+    )
+    # False once a researcher has changed it: the filters then leave it alone.
+    proposed_by_filters = models.BooleanField(default=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    error = models.TextField(blank=True, help_text="The platform's answer when it failed.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    applied_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["campaign", "worker", "action", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["assignment"],
+                condition=Q(action__in=PAYMENT_ACTIONS),
+                name="decision_one_payment_per_assignment",
+            ),
+            models.UniqueConstraint(
+                fields=["assignment"],
+                condition=Q(action=DecisionAction.BONUS),
+                name="decision_one_bonus_per_assignment",
+            ),
+            models.UniqueConstraint(
+                fields=["campaign", "worker"],
+                condition=Q(action=DecisionAction.BLOCK),
+                name="decision_one_block_per_worker",
+            ),
+            models.CheckConstraint(
+                condition=Q(action=DecisionAction.BLOCK) | Q(assignment__isnull=False),
+                name="decision_assignment_unless_block",
+            ),
+            models.CheckConstraint(
+                condition=~Q(action=DecisionAction.BONUS) | Q(amount__gt=0),
+                name="decision_bonus_has_amount",
+            ),
+            models.CheckConstraint(
+                condition=~Q(state=DecisionState.APPLIED) | Q(applied_at__isnull=False),
+                name="decision_applied_has_time",
+            ),
+        ]
+        indexes = [models.Index(fields=["campaign", "state"], name="decision_campaign_state")]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.worker} ({self.state})"

@@ -44,7 +44,53 @@ def populated(campaign):
     from cfannotate.candidates.runs import generation_run_create
 
     generation_run_create(campaign=campaign, chunk_size=1)
+    _crowd_and_quality_rows(campaign, assignment)
     return campaign
+
+
+def _crowd_and_quality_rows(campaign, assignment):
+    from decimal import Decimal
+
+    from django.utils import timezone
+
+    from cfannotate.crowd.models import (
+        AssignmentReview,
+        InvitationLink,
+        MTurkHit,
+        Platform,
+        PlatformAction,
+        Publication,
+    )
+    from cfannotate.quality.models import WorkerDecision, WorkerQuality
+
+    publication = Publication.objects.create(
+        campaign=campaign, platform=Platform.MTURK, external_id="HT", options={"title": "t"}
+    )
+    MTurkHit.objects.create(publication=publication, hit_id="HIT1", max_assignments=3)
+    InvitationLink.objects.create(campaign=campaign, name="Lab", quota=2)
+    AssignmentReview.objects.create(
+        assignment=assignment, decision="approved", decided_at=timezone.now()
+    )
+    PlatformAction.objects.create(
+        platform=Platform.LINK,
+        action="bonus",
+        campaign=campaign,
+        assignment=assignment,
+        worker=assignment.worker,
+        amount=Decimal("1"),
+        outcome="local",
+        finished_at=timezone.now(),
+    )
+    WorkerQuality.objects.create(
+        campaign=campaign, worker=assignment.worker, qualified=False, rounds=1, reasons=["x"]
+    )
+    WorkerDecision.objects.create(
+        campaign=campaign,
+        worker=assignment.worker,
+        assignment=assignment,
+        action="approve",
+        reason="Passed quality control.",
+    )
 
 
 def test_every_project_model_is_registered():

@@ -37,3 +37,38 @@ def test_form_token_is_bound_to_the_nonce():
 def test_nonces_are_unguessable():
     nonces = {tokens.new_nonce() for _ in range(100)}
     assert len(nonces) == 100 and all(len(nonce) >= 32 for nonce in nonces)
+
+
+class _Bound:
+    """Just what `assignment_binding` reads."""
+
+    def __init__(self, assignment_id=1, platform_assignment_id="A1", task="H1", worker="AW1"):
+        self.id, self.token_nonce = assignment_id, "nonce"
+        self.platform_assignment_id, self.platform_task_id = platform_assignment_id, task
+        self.worker = type("W", (), {"platform": "mturk", "external_id": worker})()
+
+
+def test_a_worker_token_carries_the_bound_platform_ids():
+    assignment = _Bound()
+    token = tokens.worker_token(assignment)
+    assert tokens.assignment_token_read(token).binding
+    tokens.assignment_binding_check(token, assignment)
+    for changed in (_Bound(platform_assignment_id="A2"), _Bound(task="H2"), _Bound(worker="AW2")):
+        with pytest.raises(Forbidden, match="earlier assignment"):
+            tokens.assignment_binding_check(token, changed)
+    # Tokens minted before binding existed (no "b") keep working.
+    plain = tokens.assignment_token(assignment_id=1, nonce="nonce")
+    tokens.assignment_binding_check(plain, _Bound(platform_assignment_id="anything"))
+
+
+def test_entry_and_link_tokens_are_their_own_kinds():
+    assert tokens.entry_token_read(tokens.entry_token(5)) == 5
+    assert tokens.link_token_read(tokens.link_token(6)) == 6
+    for read, token in (
+        (tokens.entry_token_read, tokens.link_token(5)),
+        (tokens.link_token_read, tokens.entry_token(6)),
+        (tokens.entry_token_read, tokens.join_token(7)),
+        (tokens.link_token_read, "garbage"),
+    ):
+        with pytest.raises(Forbidden):
+            read(token)

@@ -1,0 +1,234 @@
+"""The crowd block of the campaign page: publish on MTurk or Prolific, invitation links,
+status sync, and review buttons (approve, reject, bonus, block). htmx fragments; every
+view checks that the campaign is the researcher's own and calls one service."""
+
+import secrets
+from collections.abc import Callable
+from functools import wraps
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpResponse
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from cfannotate.campaigns.selectors import campaign_get_for_owner
+from cfannotate.core.exceptions import CfannotateError, InvalidInput, NotFound
+from cfannotate.core.htmx import HtmxHttpRequest
+from cfannotate.crowd import review
+from cfannotate.crowd.forms import (
+    ApproveForm,
+    BlockForm,
+    BonusForm,
+    InvitationLinkForm,
+    MTurkPublishForm,
+    ProlificStudyForm,
+    RejectForm,
+    form_error_message,
+)
+from cfannotate.crowd.models import InvitationLink, Platform, Worker
+from cfannotate.crowd.providers import public_base_url
+from cfannotate.crowd.publishing import (
+    entry_url,
+    mturk_publish,
+    platform_sync,
+    prolific_study_create,
+)
+from cfannotate.crowd.selectors import (
+    assignments_needed,
+    links_of,
+    publications_of,
+    recent_actions,
+    review_queue,
+)
+from cfannotate.crowd.services import invitation_link_close, invitation_link_create
+from cfannotate.crowd.tokens import link_token
+from cfannotate.labeling.models import Assignment
+
+FRAGMENT = "crowd/_campaign_platforms.html"
+PAGE = "crowd/platforms.html"
+
+
+def platforms_context(request, campaign, **extra) -> dict:
+    base_url = public_base_url(request)
+    publications = [
+        (publication, entry_url(publication=publication, base_url=base_url))
+        for publication in publications_of(campaign)
+    ]
+    links = [
+        (link, base_url + reverse("join-link", kwargs={"token": link_token(link.id)}))
+        for link in links_of(campaign)
+    ]
+    # Each bonus form carries its own token, so a double click pays once.
+    queue = [(assignment, secrets.token_hex(16)) for assignment in review_queue(campaign)]
+    needed = assignments_needed(campaign)
+    return {
+        "campaign": campaign,
+        "publications": publications,
+        "links": links,
+        "queue": queue,
+        "actions": recent_actions(campaign),
+        "mturk_form": MTurkPublishForm(
+            initial={
+                "title": f"Judge edited {campaign.text_name.lower()}s",
+                "assignments": needed,
+            },
+            auto_id="mturk_%s",
+        ),
+        "prolific_form": ProlificStudyForm(
+            initial={"name": campaign.name, "places": needed},
+            auto_id="prolific_%s",
+        ),
+        "link_form": InvitationLinkForm(auto_id="link_%s"),
+        "https": base_url.startswith("https://"),
+        **extra,
+    }
+
+
+def _render(request, campaign, *, status: int = 200, **extra) -> HttpResponse:
+    template = FRAGMENT if getattr(request, "htmx", False) else PAGE
+    return TemplateResponse(
+        request, template, platforms_context(request, campaign, **extra), status=status
+    )
+
+
+def _campaign(request, campaign_id: int):
+    try:
+        return campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+    except NotFound as error:
+        raise Http404(error.message) from None
+
+
+def campaign_action(view: Callable) -> Callable:
+    """A POST on the researcher's own campaign: the view returns a message or raises."""
+
+    @wraps(view)
+    @login_required
+    @require_POST
+    def wrapped(request: HtmxHttpRequest, campaign_id: int, **kwargs) -> HttpResponse:
+        campaign = _campaign(request, campaign_id)
+        try:
+            message, problems = view(request, campaign, **kwargs)
+        except CfannotateError as error:
+            return _render(request, campaign, error=error.message, status=error.status_code)
+        return _render(request, campaign, message=message, problems=problems)
+
+    return wrapped
+
+
+def _valid(form):
+    if not form.is_valid():
+        raise InvalidInput(
+            form_error_message(form), fields={k: list(v) for k, v in form.errors.items()}
+        )
+    return form
+
+
+def _assignment(campaign, assignment_id: int) -> Assignment:
+    assignment = (
+        Assignment.objects.select_related("worker", "campaign")
+        .filter(pk=assignment_id, campaign=campaign)
+        .first()
+    )
+    if assignment is None:
+        raise NotFound(f"No assignment {assignment_id} in this campaign.")
+    return assignment
+
+
+@login_required
+@require_GET
+def platforms_block(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
+    return _render(request, _campaign(request, campaign_id))
+
+
+@campaign_action
+def mturk_publish_view(request, campaign):
+    form = _valid(MTurkPublishForm(request.POST, auto_id="mturk_%s"))
+    publication = mturk_publish(
+        campaign=campaign,
+        options=form.options(),
+        base_url=public_base_url(request),
+        actor=request.user,
+    )
+    where = "the MTurk sandbox" if publication.sandbox else "MTurk"
+    return f"Published {publication.hits.count()} HITs on {where}.", []
+
+
+@campaign_action
+def prolific_study_view(request, campaign):
+    form = _valid(ProlificStudyForm(request.POST, auto_id="prolific_%s"))
+    publication = prolific_study_create(
+        campaign=campaign,
+        options=form.options(),
+        base_url=public_base_url(request),
+        actor=request.user,
+    )
+    return (
+        f"Created draft study {publication.external_id} on Prolific: review and publish it there.",
+        [],
+    )
+
+
+@campaign_action
+def link_create_view(request, campaign):
+    form = _valid(InvitationLinkForm(request.POST, auto_id="link_%s"))
+    link = invitation_link_create(
+        campaign=campaign, name=form.cleaned_data["name"], quota=form.cleaned_data["quota"]
+    )
+    return f"Created the invitation link {link.name!r}.", []
+
+
+@campaign_action
+def link_close_view(request, campaign, link_id: int):
+    link = InvitationLink.objects.filter(pk=link_id, campaign=campaign).first()
+    if link is None:
+        raise NotFound(f"No invitation link {link_id} in this campaign.")
+    invitation_link_close(link=link)
+    return f"Closed the invitation link {link.name!r}.", []
+
+
+@campaign_action
+def sync_view(request, campaign):
+    report = platform_sync(campaign=campaign)
+    return f"Status synced: {report.summary()}", report.problems
+
+
+@campaign_action
+def approve_view(request, campaign, assignment_id: int):
+    form = _valid(ApproveForm(request.POST))
+    assignment = _assignment(campaign, assignment_id)
+    review.assignment_approve(assignment=assignment, feedback=form.cleaned_data["feedback"])
+    return f"Approved assignment {assignment.id}.", []
+
+
+@campaign_action
+def reject_view(request, campaign, assignment_id: int):
+    form = _valid(RejectForm(request.POST))
+    assignment = _assignment(campaign, assignment_id)
+    review.assignment_reject(assignment=assignment, feedback=form.cleaned_data["feedback"])
+    return f"Rejected assignment {assignment.id}.", []
+
+
+@campaign_action
+def bonus_view(request, campaign, assignment_id: int):
+    form = _valid(BonusForm(request.POST))
+    assignment = _assignment(campaign, assignment_id)
+    review.worker_bonus(
+        assignment=assignment,
+        amount=form.cleaned_data["amount"],
+        reason=form.cleaned_data["reason"],
+        unique_token=form.cleaned_data["unique_token"],
+    )
+    return f"Paid a bonus of {form.cleaned_data['amount']} on assignment {assignment.id}.", []
+
+
+@campaign_action
+def block_view(request, campaign, worker_id: int):
+    form = _valid(BlockForm(request.POST))
+    # Only a worker who worked on this campaign can be blocked from its page.
+    worker = Worker.objects.filter(pk=worker_id, assignments__campaign=campaign).first()
+    if worker is None:
+        raise NotFound(f"No worker {worker_id} in this campaign.")
+    review.worker_block(worker=worker, reason=form.cleaned_data["reason"])
+    where = "" if worker.platform == Platform.LINK else " and on the platform"
+    return f"Blocked worker {worker.external_id} here{where}.", []

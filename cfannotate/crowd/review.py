@@ -1,0 +1,254 @@
+"""Review decisions carried out on the worker's platform: approve, reject, bonus, block.
+
+The contract with quality control: QC decides (with a reason) and calls these four
+functions with keyword arguments only. Each dispatches to the worker's platform
+provider, which first checks with the platform's API that the assignment is the one
+bound at entry (worker, HIT or study, completion code) and only then acts. Every call
+is logged as a `PlatformAction`, written before the platform is asked and finished
+after, and every refusal, failed check or unreachable platform raises a
+`CfannotateError` subclass (`PlatformError`, `NotVerified`, `Conflict`, `InvalidInput`)
+whose message says what happened. Invitation-link workers have no platform: decisions
+are recorded here only (outcome "local"). Repeating a decision that is already in place
+does nothing; `worker_bonus` pays at most once per `unique_token`.
+"""
+
+from datetime import timedelta
+from decimal import Decimal, InvalidOperation
+
+from django.conf import settings
+from django.db import IntegrityError
+from django.utils import timezone
+
+from cfannotate.core.exceptions import CfannotateError, Conflict, InvalidInput
+from cfannotate.crowd.models import (
+    ActionKind,
+    ActionOutcome,
+    PlatformAction,
+    ReviewDecision,
+    Worker,
+)
+from cfannotate.crowd.providers import provider_for
+from cfannotate.crowd.providers.base import ActionResult, PlatformError
+from cfannotate.crowd.services import (
+    assignment_review_record,
+    platform_action_begin,
+    platform_action_finish,
+    worker_block_local,
+)
+from cfannotate.labeling.models import Assignment, AssignmentState
+
+MAX_MESSAGE = 1024  # MTurk's limit on RequesterFeedback and bonus reasons
+MAX_TOKEN = 64  # MTurk's limit on UniqueRequestToken
+# A bonus action left pending this long was interrupted (a crash between the call and
+# its answer); the next try with the same token checks with the platform first.
+STALE_PENDING = timedelta(minutes=10)
+
+__all__ = ["assignment_approve", "assignment_reject", "worker_block", "worker_bonus"]
+
+
+def _message(text: str, *, field: str, required: bool) -> str:
+    text = (text or "").strip()
+    if required and not text:
+        raise InvalidInput(f"A {field} is required.", fields={field: ["Required."]})
+    if len(text) > MAX_MESSAGE:
+        raise InvalidInput(
+            f"The {field} is at most {MAX_MESSAGE} characters.", fields={field: ["Too long."]}
+        )
+    return text
+
+
+def _run(action: PlatformAction, call) -> ActionResult:
+    """Ask the platform, then finish the logged action with what it answered."""
+    try:
+        result = call()
+    except CfannotateError as error:
+        platform_action_finish(action=action, outcome=ActionOutcome.FAILED, error=error.message)
+        raise
+    except Exception as error:
+        platform_action_finish(action=action, outcome=ActionOutcome.FAILED, error=repr(error))
+        raise
+    outcome = ActionOutcome.LOCAL if result.local_only else ActionOutcome.SUCCEEDED
+    platform_action_finish(
+        action=action, outcome=outcome, request_id=result.request_id, response=result.response
+    )
+    return result
+
+
+def _begin(assignment: Assignment, action: str, **fields) -> PlatformAction:
+    return platform_action_begin(
+        platform=assignment.worker.platform,
+        action=action,
+        campaign=assignment.campaign,
+        assignment=assignment,
+        worker=assignment.worker,
+        **fields,
+    )
+
+
+def _current_decision(assignment: Assignment) -> str | None:
+    review = getattr(assignment, "review", None)
+    return review.decision if review is not None else None
+
+
+def assignment_approve(*, assignment: Assignment, feedback: str = "") -> None:
+    """Approve (and so pay) a submitted assignment, after the platform confirms it."""
+    feedback = _message(feedback, field="feedback", required=False)
+    assignment = _fresh(assignment)
+    if assignment.state != AssignmentState.SUBMITTED:
+        raise Conflict(
+            f"Assignment {assignment.id} is {assignment.get_state_display().lower()}: "
+            "only submitted work can be approved."
+        )
+    if _current_decision(assignment) == ReviewDecision.APPROVED:
+        return
+    provider = provider_for(assignment.worker.platform)
+    action = _begin(assignment, ActionKind.APPROVE, message=feedback)
+    _run(action, lambda: provider.approve(assignment=assignment, feedback=feedback))
+    assignment_review_record(
+        assignment=assignment, decision=ReviewDecision.APPROVED, feedback=feedback
+    )
+
+
+def assignment_reject(*, assignment: Assignment, feedback: str) -> None:
+    """Reject an assignment with feedback the worker reads; an approval cannot be undone."""
+    feedback = _message(feedback, field="feedback", required=True)
+    assignment = _fresh(assignment)
+    decision = _current_decision(assignment)
+    if decision == ReviewDecision.REJECTED:
+        return
+    if decision == ReviewDecision.APPROVED:
+        raise Conflict(
+            f"Assignment {assignment.id} is already approved; an approval cannot be undone."
+        )
+    if assignment.state == AssignmentState.ACTIVE:
+        raise Conflict(f"Assignment {assignment.id} is still in progress; wait for it to end.")
+    provider = provider_for(assignment.worker.platform)
+    action = _begin(assignment, ActionKind.REJECT, message=feedback)
+    _run(action, lambda: provider.reject(assignment=assignment, feedback=feedback))
+    assignment_review_record(
+        assignment=assignment, decision=ReviewDecision.REJECTED, feedback=feedback
+    )
+
+
+def _bonus_amount(amount) -> Decimal:
+    try:
+        amount = Decimal(str(amount))
+    except (InvalidOperation, ValueError):
+        amount = Decimal("NaN")
+    maximum = Decimal(settings.CROWD_MAX_BONUS)
+    if not amount.is_finite() or amount != amount.quantize(Decimal("0.01")):
+        raise InvalidInput(
+            "A bonus is an amount with at most two decimals, e.g. 0.50.",
+            fields={"amount": ["Not an amount."]},
+        )
+    if not Decimal("0.01") <= amount <= maximum:
+        raise InvalidInput(
+            f"A bonus is between 0.01 and {maximum} (CFANNOTATE_MAX_BONUS).",
+            fields={"amount": ["Out of range."]},
+        )
+    return amount
+
+
+def worker_bonus(
+    *, assignment: Assignment, amount: Decimal, reason: str, unique_token: str
+) -> None:
+    """Pay a bonus on an assignment, once per `unique_token` however often it is called.
+
+    The token is held by a database constraint (one pending or finished action per
+    token), so two concurrent calls cannot both pay. A token whose earlier try failed
+    or was interrupted may be tried again; the provider then first asks the platform
+    whether that try went through after all.
+    """
+    amount = _bonus_amount(amount)
+    reason = _message(reason, field="reason", required=True)
+    unique_token = (unique_token or "").strip()
+    if not unique_token or len(unique_token) > MAX_TOKEN or not unique_token.isprintable():
+        raise InvalidInput(
+            f"A bonus needs a unique token of 1 to {MAX_TOKEN} printable characters.",
+            fields={"unique_token": ["Required, at most 64 characters."]},
+        )
+    assignment = _fresh(assignment)
+    platform = assignment.worker.platform
+    same_token = PlatformAction.objects.filter(
+        platform=platform, action=ActionKind.BONUS, request_token=unique_token
+    )
+    earlier = same_token.exclude(outcome=ActionOutcome.FAILED).first()
+    if earlier is not None:
+        if earlier.outcome == ActionOutcome.PENDING:
+            if timezone.now() - earlier.created_at < STALE_PENDING:
+                raise Conflict("A bonus with this token is being paid right now.")
+            platform_action_finish(
+                action=earlier,
+                outcome=ActionOutcome.FAILED,
+                error="Interrupted before the platform answered.",
+            )
+        elif earlier.assignment_id == assignment.id and earlier.amount == amount:
+            return  # paid already: the same request again
+        else:
+            raise Conflict(
+                "This bonus token was already used for another bonus "
+                f"(assignment {earlier.assignment_id}, {earlier.amount})."
+            )
+    if assignment.state != AssignmentState.SUBMITTED:
+        raise Conflict(
+            f"Assignment {assignment.id} is {assignment.get_state_display().lower()}: "
+            "a bonus is paid on submitted work."
+        )
+    known_payments = None
+    if same_token.exists():
+        # An earlier try may have gone through: count the bonuses of this amount that we
+        # know were paid on this assignment; the platform may list one more.
+        known_payments = PlatformAction.objects.filter(
+            assignment=assignment,
+            action=ActionKind.BONUS,
+            amount=amount,
+            outcome=ActionOutcome.SUCCEEDED,
+        ).count()
+    try:
+        action = _begin(
+            assignment, ActionKind.BONUS, request_token=unique_token, amount=amount, message=reason
+        )
+    except IntegrityError:
+        raise Conflict("A bonus with this token is being paid right now.") from None
+    provider = provider_for(platform)
+    _run(
+        action,
+        lambda: provider.bonus(
+            assignment=assignment,
+            amount=amount,
+            reason=reason,
+            unique_token=unique_token,
+            known_payments=known_payments,
+        ),
+    )
+
+
+def worker_block(*, worker: Worker, reason: str) -> None:
+    """Block a worker here (no new assignments; work in progress ends) and on the platform."""
+    reason = _message(reason, field="reason", required=True)
+    worker_block_local(worker=worker, reason=reason)
+    done = PlatformAction.objects.filter(
+        worker=worker,
+        action=ActionKind.BLOCK,
+        outcome__in=[ActionOutcome.SUCCEEDED, ActionOutcome.LOCAL],
+    )
+    if done.exists():
+        return
+    provider = provider_for(worker.platform)
+    action = platform_action_begin(
+        platform=worker.platform, action=ActionKind.BLOCK, worker=worker, message=reason
+    )
+    try:
+        _run(action, lambda: provider.block(worker=worker, reason=reason))
+    except CfannotateError as error:
+        raise PlatformError(f"Blocked here, but not on the platform: {error.message}") from None
+
+
+def _fresh(assignment: Assignment) -> Assignment:
+    """The assignment as it is now, with its worker, campaign and review."""
+    return (
+        Assignment.objects.select_related("worker", "campaign", "review")
+        .filter(pk=assignment.pk)
+        .first()
+        or assignment
+    )

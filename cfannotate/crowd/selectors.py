@@ -1,0 +1,103 @@
+"""Reads for the crowd stage: a campaign's publications, links, review queue and action log,
+and the example round a platform's preview shows."""
+
+import math
+from dataclasses import dataclass
+
+from django.db.models import F, QuerySet, Sum
+
+from cfannotate.campaigns.models import Campaign
+from cfannotate.crowd.models import InvitationLink, PlatformAction, Publication
+from cfannotate.labeling.highlight import Segment, change_segments
+from cfannotate.labeling.models import (
+    Assignment,
+    AssignmentState,
+    GoldKind,
+    GoldRound,
+    LabelingUnit,
+)
+
+REVIEW_QUEUE_SIZE = 50
+RECENT_ACTIONS = 15
+
+
+def publications_of(campaign: Campaign) -> QuerySet[Publication]:
+    return campaign.publications.prefetch_related("hits").order_by("-created_at")
+
+
+def links_of(campaign: Campaign) -> QuerySet[InvitationLink]:
+    return campaign.invitation_links.order_by("-created_at")
+
+
+def review_queue(campaign: Campaign, limit: int = REVIEW_QUEUE_SIZE) -> list[Assignment]:
+    """Submitted assignments, undecided ones first, newest first."""
+    return list(
+        Assignment.objects.filter(campaign=campaign, state=AssignmentState.SUBMITTED)
+        .select_related("worker", "review")
+        .order_by(F("review__decided_at").desc(nulls_first=True), "-submitted_at")[:limit]
+    )
+
+
+def recent_actions(campaign: Campaign, limit: int = RECENT_ACTIONS) -> list[PlatformAction]:
+    return list(
+        PlatformAction.objects.filter(campaign=campaign)
+        .select_related("worker", "assignment")
+        .order_by("-created_at", "-id")[:limit]
+    )
+
+
+def assignments_needed(campaign: Campaign) -> int:
+    """Assignments that would give every unit the judgments it still lacks."""
+    open_claims = (
+        LabelingUnit.objects.filter(campaign=campaign).aggregate(
+            n=Sum(F("judgments_needed") - F("claims"))
+        )["n"]
+        or 0
+    )
+    return max(1, math.ceil(open_claims / max(campaign.rounds_per_assignment, 1)))
+
+
+@dataclass(frozen=True)
+class ExampleItem:
+    segments: list[Segment]
+
+
+@dataclass(frozen=True)
+class ExampleRound:
+    original_text: str
+    original_context: str
+    original_label: object
+    items: list[ExampleItem]
+
+
+def preview_example(campaign: Campaign) -> ExampleRound | None:
+    """A round to show before a worker accepts: a training round, else the first unit.
+
+    Only texts are shown; expected answers stay on the server.
+    """
+    gold = (
+        GoldRound.objects.filter(campaign=campaign, kind=GoldKind.TRAINING, is_active=True)
+        .select_related("original__label")
+        .order_by("id")
+        .first()
+    )
+    if gold is not None:
+        original = gold.original
+        texts = [item.candidate.text for item in gold.items.select_related("candidate")]
+    else:
+        unit = (
+            LabelingUnit.objects.filter(campaign=campaign)
+            .select_related("original__label")
+            .order_by("id")
+            .first()
+        )
+        if unit is None:
+            return None
+        original = unit.original
+        texts = [item.candidate.text for item in unit.items.select_related("candidate")]
+    return ExampleRound(
+        original_text=original.text,
+        original_context=original.context,
+        original_label=original.label,
+        items=[ExampleItem(segments=change_segments(original.text, text)) for text in texts],
+    )

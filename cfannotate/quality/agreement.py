@@ -1,0 +1,79 @@
+"""Inter-annotator agreement: raw pairwise agreement, Cohen's kappa and Fleiss' kappa.
+
+Each item is the list of categories its annotators chose (labels, or "valid"/"invalid").
+Crowd items are judged by different workers, so Cohen's kappa treats the first and the
+second judgment of an item as two raters (items with exactly two judgments), and Fleiss'
+kappa uses the variable-raters form: items with at least two judgments, each weighted by
+its own pairs. Both are None where chance agreement is total (one category only).
+"""
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Agreement:
+    items: int  # items with at least two judgments
+    raw: float | None  # share of agreeing pairs of judgments, averaged over items
+    cohen_kappa: float | None
+    fleiss_kappa: float | None
+
+
+def _count_matrix(items: Sequence[Sequence[str]]) -> np.ndarray:
+    categories = sorted({category for item in items for category in item})
+    index = {category: position for position, category in enumerate(categories)}
+    counts = np.zeros((len(items), len(categories)))
+    for row, item in enumerate(items):
+        for category, count in Counter(item).items():
+            counts[row, index[category]] = count
+    return counts
+
+
+def fleiss_kappa(items: Sequence[Sequence[str]]) -> float | None:
+    items = [item for item in items if len(item) >= 2]
+    if not items:
+        return None
+    counts = _count_matrix(items)  # (items, categories)
+    raters = counts.sum(axis=1)  # (items,)
+    pair_agreement = (np.square(counts).sum(axis=1) - raters) / (raters * (raters - 1))
+    observed = pair_agreement.mean()
+    shares = counts.sum(axis=0) / raters.sum()
+    expected = float(np.square(shares).sum())
+    if expected >= 1.0:
+        return None
+    return float((observed - expected) / (1.0 - expected))
+
+
+def cohen_kappa(items: Sequence[Sequence[str]]) -> float | None:
+    pairs = [item for item in items if len(item) == 2]
+    if not pairs:
+        return None
+    first = Counter(item[0] for item in pairs)
+    second = Counter(item[1] for item in pairs)
+    n = len(pairs)
+    observed = sum(1 for a, b in pairs if a == b) / n
+    expected = sum(first[category] * second[category] for category in first) / (n * n)
+    if expected >= 1.0:
+        return None
+    return (observed - expected) / (1.0 - expected)
+
+
+def raw_agreement(items: Sequence[Sequence[str]]) -> float | None:
+    items = [item for item in items if len(item) >= 2]
+    if not items:
+        return None
+    counts = _count_matrix(items)
+    raters = counts.sum(axis=1)
+    return float(((np.square(counts).sum(axis=1) - raters) / (raters * (raters - 1))).mean())
+
+
+def agreement(items: Sequence[Sequence[str]]) -> Agreement:
+    return Agreement(
+        items=sum(1 for item in items if len(item) >= 2),
+        raw=raw_agreement(items),
+        cohen_kappa=cohen_kappa(items),
+        fleiss_kappa=fleiss_kappa(items),
+    )

@@ -1,0 +1,31 @@
+from django.urls import path
+
+from cfannotate.quality import apis
+
+urlpatterns = [
+    path(
+        "campaigns/<int:campaign_id>/quality/",
+        apis.QualityReportApi.as_view(),
+        name="api-quality-report",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/quality/refresh/",
+        apis.QualityRefreshApi.as_view(),
+        name="api-quality-refresh",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/decisions/",
+        apis.DecisionListApi.as_view(),
+        name="api-decision-list",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/decisions/apply/",
+        apis.DecisionsApplyApi.as_view(),
+        name="api-decisions-apply",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/decisions/<int:decision_id>/",
+        apis.DecisionUpdateApi.as_view(),
+        name="api-decision-update",
+    ),
+]

@@ -1,0 +1,176 @@
+"""REST API of quality control: the report, an on-demand refresh, worker decisions.
+
+Every endpoint is scoped to the campaign's owner; the numbers are those of the page.
+"""
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
+from rest_framework import serializers
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from cfannotate.campaigns.selectors import campaign_get_for_owner
+from cfannotate.core.exceptions import InvalidInput, NotFound
+from cfannotate.quality.decisions import decision_update, decisions_apply
+from cfannotate.quality.models import DecisionAction, DecisionState, WorkerDecision
+from cfannotate.quality.selectors import decisions_for, quality_report
+from cfannotate.quality.services import quality_refresh
+
+
+class AgreementSerializer(serializers.Serializer):
+    items = serializers.IntegerField()
+    raw = serializers.FloatField(allow_null=True)
+    cohen_kappa = serializers.FloatField(allow_null=True)
+    fleiss_kappa = serializers.FloatField(allow_null=True)
+
+
+class WorkerQualitySerializer(serializers.Serializer):
+    worker = serializers.CharField(source="quality.worker.external_id")
+    platform = serializers.CharField(source="quality.worker.platform")
+    qualified = serializers.BooleanField(source="quality.qualified")
+    settled = serializers.BooleanField(source="quality.settled")
+    reasons = serializers.ListField(source="quality.reasons", child=serializers.CharField())
+    rounds = serializers.IntegerField(source="quality.rounds")
+    median_seconds = serializers.FloatField(source="quality.median_seconds", allow_null=True)
+    gold_correct = serializers.IntegerField(source="quality.gold_correct")
+    gold_total = serializers.IntegerField(source="quality.gold_total")
+    gold_accuracy = serializers.FloatField(source="quality.gold_accuracy", allow_null=True)
+    label_counts = serializers.DictField(source="quality.label_counts")
+    distribution_distance = serializers.FloatField(
+        source="quality.distribution_distance", allow_null=True
+    )
+
+
+@extend_schema_serializer(component_name="QualitySummary")
+class SummarySerializer(serializers.Serializer):
+    workers = serializers.IntegerField()
+    qualified = serializers.IntegerField()
+    filtered = serializers.IntegerField()
+    unsettled = serializers.IntegerField()
+    judgments = serializers.IntegerField()
+    candidates_voted = serializers.IntegerField()
+    kept = serializers.IntegerField()
+    discarded = serializers.IntegerField()
+    needs_more = serializers.IntegerField()
+    extra_judgments = serializers.IntegerField()
+    has_gold = serializers.BooleanField()
+
+
+@extend_schema_serializer(component_name="QualityReport")
+class ReportSerializer(serializers.Serializer):
+    summary = SummarySerializer()
+    label_agreement = AgreementSerializer()
+    label_agreement_qualified = AgreementSerializer()
+    validity_agreement = AgreementSerializer()
+    workers = WorkerQualitySerializer(many=True)
+    round_seconds = serializers.ListField(child=serializers.FloatField())
+
+
+class QualityReportApi(APIView):
+    @extend_schema(responses=ReportSerializer)
+    def get(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        return Response(ReportSerializer(quality_report(campaign)).data)
+
+
+class QualityRefreshApi(APIView):
+    """Run the worker filter, the vote, re-queues and decision proposals now."""
+
+    @extend_schema_serializer(component_name="QualityRefreshOutput")
+    class OutputSerializer(serializers.Serializer):
+        workers = serializers.IntegerField()
+        qualified = serializers.IntegerField()
+        candidates = serializers.IntegerField()
+        kept = serializers.IntegerField()
+        requeued_units = serializers.IntegerField()
+        decisions_proposed = serializers.IntegerField()
+
+    @extend_schema(request=None, responses=OutputSerializer)
+    def post(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        return Response(self.OutputSerializer(quality_refresh(campaign=campaign)).data)
+
+
+@extend_schema_serializer(component_name="WorkerDecision")
+class DecisionSerializer(serializers.ModelSerializer):
+    worker = serializers.CharField(source="worker.external_id")
+    platform = serializers.CharField(source="worker.platform")
+
+    class Meta:
+        model = WorkerDecision
+        fields = [
+            "id",
+            "worker",
+            "platform",
+            "assignment",
+            "action",
+            "amount",
+            "reason",
+            "state",
+            "proposed_by_filters",
+            "error",
+            "created_at",
+            "applied_at",
+        ]
+
+
+class DecisionListApi(APIView):
+    @extend_schema(
+        parameters=[OpenApiParameter("state", enum=DecisionState.values, required=False)],
+        responses=DecisionSerializer(many=True),
+    )
+    def get(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        state = request.query_params.get("state")
+        if state and state not in DecisionState.values:
+            raise InvalidInput(
+                f"Unknown state {state!r}.",
+                fields={"state": [f"Choose one of: {', '.join(DecisionState.values)}."]},
+            )
+        paginator = PageNumberPagination()
+        page = paginator.paginate_queryset(decisions_for(campaign, state=state), request, self)
+        return paginator.get_paginated_response(DecisionSerializer(page, many=True).data)
+
+
+class DecisionUpdateApi(APIView):
+    """Confirm, dismiss or change a decision before it is sent."""
+
+    @extend_schema_serializer(component_name="WorkerDecisionUpdate")
+    class InputSerializer(serializers.Serializer):
+        state = serializers.ChoiceField(
+            choices=[DecisionState.PROPOSED, DecisionState.CONFIRMED, DecisionState.DISMISSED]
+        )
+        action = serializers.ChoiceField(choices=DecisionAction.choices, required=False)
+        amount = serializers.DecimalField(
+            max_digits=8, decimal_places=2, required=False, min_value=0
+        )
+        reason = serializers.CharField(required=False, max_length=1000)
+
+    @extend_schema(request=InputSerializer, responses=DecisionSerializer)
+    def post(self, request: Request, campaign_id: int, decision_id: int) -> Response:
+        campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        decision = WorkerDecision.objects.filter(campaign=campaign, id=decision_id).first()
+        if decision is None:
+            raise NotFound(f"No decision {decision_id} in this campaign.")
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        decision = decision_update(
+            decision=decision, user=request.user, **serializer.validated_data
+        )
+        return Response(DecisionSerializer(decision).data)
+
+
+class DecisionsApplyApi(APIView):
+    """Send every confirmed decision to the workers' platforms."""
+
+    @extend_schema_serializer(component_name="DecisionsApplyOutput")
+    class OutputSerializer(serializers.Serializer):
+        applied = serializers.IntegerField()
+        failed = serializers.IntegerField()
+
+    @extend_schema(request=None, responses=OutputSerializer)
+    def post(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        applied, failed = decisions_apply(campaign=campaign)
+        return Response({"applied": applied, "failed": failed})

@@ -1,0 +1,277 @@
+"""Worker decisions: proposed from the filters, decided by the researcher, sent to the platform.
+
+The policy (see `quality.md`): a qualified worker's assignment is approved, with a
+bonus when the campaign offers one and every gold counterfactual was right. A worker
+who fails the filter but answered more than half the gold right is still paid (their
+labels are simply not used): an honest slow reader should not be punished. A worker
+at or below half the gold right, or who fails both the time and the distribution
+filter, is proposed for rejection and a block. Researchers can change any proposal;
+the filters never touch a decision a researcher changed.
+"""
+
+from collections.abc import Collection
+from datetime import timedelta
+from decimal import Decimal
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from cfannotate.campaigns.models import Campaign
+from cfannotate.core.exceptions import CfannotateError, Conflict, InvalidInput
+from cfannotate.labeling.models import Assignment, AssignmentState
+from cfannotate.quality.models import (
+    DecisionAction,
+    DecisionState,
+    WorkerDecision,
+    WorkerQuality,
+)
+from cfannotate.quality.rules import FilterSettings, filter_settings
+
+SENDING_STALE = timedelta(minutes=10)
+
+
+def proposed_actions(
+    quality: WorkerQuality, *, settings: FilterSettings, bonus_amount: Decimal
+) -> list[tuple[str, str, Decimal | None]]:
+    """(action, reason, amount) for one submitted assignment of a worker with this verdict."""
+    accuracy = quality.gold_accuracy
+    gold = f"gold {quality.gold_correct}/{quality.gold_total}" if quality.gold_total else "no gold"
+    median = f"median {quality.median_seconds:.0f} s" if quality.median_seconds else "no rounds"
+    if quality.qualified:
+        actions = [(DecisionAction.APPROVE, f"Passed quality control ({median}, {gold}).", None)]
+        if bonus_amount > 0 and quality.gold_total and quality.gold_correct == quality.gold_total:
+            actions.append(
+                (DecisionAction.BONUS, f"Every gold counterfactual right ({gold}).", bonus_amount)
+            )
+        return actions
+    failures = "; ".join(quality.reasons)
+    too_fast = (
+        quality.median_seconds is not None and quality.median_seconds <= settings.min_median_seconds
+    )
+    skewed = (
+        quality.distribution_distance is not None
+        and quality.distribution_distance > settings.distribution_threshold
+    )
+    guessing = accuracy is not None and quality.gold_total >= 2 and accuracy <= 0.5
+    careless = guessing or (too_fast and skewed)
+    if careless:
+        return [
+            (DecisionAction.REJECT, f"Failed quality control: {failures}.", None),
+            (DecisionAction.BLOCK, f"Failed quality control: {failures}.", None),
+        ]
+    return [
+        (
+            DecisionAction.APPROVE,
+            f"Paid; labels not used ({failures}).",
+            None,
+        )
+    ]
+
+
+def _upsert_proposal(
+    *, campaign: Campaign, assignment: Assignment | None, worker_id: int, action, reason, amount
+) -> bool:
+    """Create or update a proposal unless the researcher already decided; True if written."""
+    if action == DecisionAction.BLOCK:
+        existing = WorkerDecision.objects.filter(
+            campaign=campaign, worker_id=worker_id, action=action
+        ).first()
+    elif action == DecisionAction.BONUS:
+        existing = WorkerDecision.objects.filter(assignment=assignment, action=action).first()
+    else:
+        existing = WorkerDecision.objects.filter(
+            assignment=assignment, action__in=[DecisionAction.APPROVE, DecisionAction.REJECT]
+        ).first()
+    if existing is None:
+        WorkerDecision.objects.create(
+            campaign=campaign,
+            worker_id=worker_id,
+            assignment=assignment if action != DecisionAction.BLOCK else None,
+            action=action,
+            amount=amount,
+            reason=reason,
+        )
+        return True
+    if existing.state != DecisionState.PROPOSED or not existing.proposed_by_filters:
+        return False
+    if (existing.action, existing.reason, existing.amount) == (action, reason, amount):
+        return False
+    existing.action, existing.reason, existing.amount = action, reason, amount
+    existing.save(update_fields=["action", "reason", "amount", "updated_at"])
+    return True
+
+
+def _stale_proposals(campaign: Campaign, assignment_ids, wanted: set[tuple[int, str]]) -> None:
+    """Drop untouched proposals the filters no longer make (a bonus or block gone away)."""
+    proposals = WorkerDecision.objects.filter(
+        campaign=campaign, state=DecisionState.PROPOSED, proposed_by_filters=True
+    )
+    if assignment_ids is not None:
+        proposals = proposals.filter(assignment_id__in=assignment_ids)
+    for decision in proposals.filter(action=DecisionAction.BONUS):
+        if (decision.assignment_id, DecisionAction.BONUS) not in wanted:
+            decision.delete()
+    if assignment_ids is None:
+        for decision in proposals.filter(action=DecisionAction.BLOCK):
+            if (decision.worker_id, DecisionAction.BLOCK) not in wanted:
+                decision.delete()
+
+
+@transaction.atomic
+def decisions_propose(*, campaign: Campaign, assignment_ids: Collection[int] | None = None) -> int:
+    """Propose decisions for submitted assignments (all, or these); returns how many changed."""
+    assignments = Assignment.objects.filter(campaign=campaign, state=AssignmentState.SUBMITTED)
+    if assignment_ids is not None:
+        assignments = assignments.filter(id__in=assignment_ids)
+    qualities = {
+        quality.worker_id: quality
+        for quality in WorkerQuality.objects.filter(
+            campaign=campaign, worker_id__in=assignments.values("worker_id")
+        )
+    }
+    settings = filter_settings(campaign)
+    changed = 0
+    wanted: set[tuple[int, str]] = set()
+    for assignment in assignments.order_by("id"):
+        quality = qualities.get(assignment.worker_id)
+        if quality is None:
+            continue
+        for action, reason, amount in proposed_actions(
+            quality, settings=settings, bonus_amount=campaign.bonus_amount
+        ):
+            target = assignment.worker_id if action == DecisionAction.BLOCK else assignment.id
+            wanted.add((target, action))
+            changed += _upsert_proposal(
+                campaign=campaign,
+                assignment=assignment,
+                worker_id=assignment.worker_id,
+                action=action,
+                reason=reason,
+                amount=amount,
+            )
+    _stale_proposals(campaign, assignment_ids, wanted)
+    return changed
+
+
+# --- The researcher decides ----------------------------------------------------------------
+
+ALLOWED_CHANGES = {
+    DecisionAction.APPROVE: {DecisionAction.APPROVE, DecisionAction.REJECT},
+    DecisionAction.REJECT: {DecisionAction.APPROVE, DecisionAction.REJECT},
+    DecisionAction.BONUS: {DecisionAction.BONUS},
+    DecisionAction.BLOCK: {DecisionAction.BLOCK},
+}
+
+
+def decision_update(
+    *,
+    decision: WorkerDecision,
+    user,
+    state: str,
+    action: str | None = None,
+    amount: Decimal | None = None,
+    reason: str | None = None,
+) -> WorkerDecision:
+    """Confirm, dismiss or change a decision that has not been sent yet."""
+    errors: dict[str, list[str]] = {}
+    if decision.state in (DecisionState.APPLIED, DecisionState.SENDING):
+        raise Conflict("This decision was already sent to the platform and cannot change.")
+    if state not in (DecisionState.PROPOSED, DecisionState.CONFIRMED, DecisionState.DISMISSED):
+        errors["state"] = ["Choose proposed, confirmed or dismissed."]
+    action = action or decision.action
+    if action not in ALLOWED_CHANGES[decision.action]:
+        errors["action"] = [
+            f"A {decision.action} decision can become: "
+            + ", ".join(sorted(ALLOWED_CHANGES[decision.action]))
+            + "."
+        ]
+    if action == DecisionAction.BONUS:
+        amount = decision.amount if amount is None else amount
+        if amount is None or amount <= 0:
+            errors["amount"] = ["A bonus needs an amount above 0."]
+    reason = decision.reason if reason is None else reason.strip()
+    if not reason:
+        errors["reason"] = ["Give a reason; workers see it as feedback."]
+    if action == DecisionAction.REJECT and action != decision.action and reason == decision.reason:
+        errors["reason"] = ["Say why you reject this assignment."]
+    if errors:
+        raise InvalidInput("The decision was not changed.", fields=errors)
+    decision.state = state
+    decision.action = action
+    decision.amount = amount if action == DecisionAction.BONUS else None
+    decision.reason = reason
+    decision.proposed_by_filters = False
+    decision.decided_by = user
+    decision.error = ""
+    decision.save()
+    return decision
+
+
+def decisions_confirm_proposed(*, campaign: Campaign, user) -> int:
+    """Confirm every untouched proposal at once ("accept the filters' proposals")."""
+    return WorkerDecision.objects.filter(campaign=campaign, state=DecisionState.PROPOSED).update(
+        state=DecisionState.CONFIRMED, decided_by=user, proposed_by_filters=False
+    )
+
+
+def decision_apply(*, decision: WorkerDecision) -> WorkerDecision:
+    """Send one confirmed decision to the worker's platform; the outcome is recorded.
+
+    The decision is claimed first (confirmed → sending, a conditional update), so two
+    clicks or two researchers cannot send it twice; the platform call itself runs
+    outside any transaction, so the platform log `cfannotate.crowd.review` keeps is
+    committed whatever happens here. A send interrupted by a crash stays "sending" and
+    may be sent again after SENDING_STALE: the review calls are idempotent.
+    """
+    from cfannotate.crowd import review
+
+    now = timezone.now()
+    sendable = Q(state__in=[DecisionState.CONFIRMED, DecisionState.FAILED]) | Q(
+        state=DecisionState.SENDING, updated_at__lt=now - SENDING_STALE
+    )
+    claimed = WorkerDecision.objects.filter(sendable, id=decision.id).update(
+        state=DecisionState.SENDING, updated_at=now
+    )
+    if not claimed:
+        raise Conflict("Only a confirmed decision (or one that failed) can be sent.")
+    decision = WorkerDecision.objects.select_related("assignment", "worker").get(id=decision.id)
+    try:
+        _send(review, decision)
+    except CfannotateError as error:
+        decision.state = DecisionState.FAILED
+        decision.error = error.message
+        decision.save(update_fields=["state", "error", "updated_at"])
+        return decision
+    decision.state = DecisionState.APPLIED
+    decision.error = ""
+    decision.applied_at = timezone.now()
+    decision.save(update_fields=["state", "error", "applied_at", "updated_at"])
+    return decision
+
+
+def _send(review, decision: WorkerDecision) -> None:
+    if decision.action == DecisionAction.APPROVE:
+        review.assignment_approve(assignment=decision.assignment, feedback=decision.reason)
+    elif decision.action == DecisionAction.REJECT:
+        review.assignment_reject(assignment=decision.assignment, feedback=decision.reason)
+    elif decision.action == DecisionAction.BONUS:
+        review.worker_bonus(
+            assignment=decision.assignment,
+            amount=decision.amount,
+            reason=decision.reason,
+            unique_token=f"cfannotate-bonus-{decision.id}",
+        )
+    else:
+        review.worker_block(worker=decision.worker, reason=decision.reason)
+
+
+def decisions_apply(*, campaign: Campaign) -> tuple[int, int]:
+    """Send every confirmed decision; returns (applied, failed)."""
+    applied = failed = 0
+    pending = WorkerDecision.objects.filter(campaign=campaign, state=DecisionState.CONFIRMED)
+    for decision in pending.order_by("id"):
+        outcome = decision_apply(decision=decision)
+        applied += outcome.state == DecisionState.APPLIED
+        failed += outcome.state == DecisionState.FAILED
+    return applied, failed

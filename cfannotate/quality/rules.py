@@ -1,0 +1,136 @@
+"""The worker filter of Polyjuice Appendix C.2, as plain functions over a worker's evidence.
+
+C.2 keeps a worker "whose median labeling time per round was more than 18 seconds and
+[who] correctly labeled at least 4 gold counterfactuals (out of 6), or who correctly
+labeled all gold ones regardless of the time spent". §4.2 adds "filters on label
+distributions"; here a worker is flagged when the total-variation distance between
+their labels and everyone else's in the campaign exceeds a threshold. The numbers are
+campaign settings; nothing here touches the database.
+"""
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+# Fewer labels than this say too little about a worker's label distribution, and fewer
+# other workers than this say too little about the campaign's.
+MIN_LABELS_FOR_DISTRIBUTION = 10
+MIN_OTHER_WORKERS_FOR_DISTRIBUTION = 3
+
+
+@dataclass(frozen=True)
+class FilterSettings:
+    min_median_seconds: float = 18.0  # "more than 18 seconds" per round
+    min_gold_correct: int = 4  # "at least 4 gold counterfactuals (out of 6)"
+    distribution_threshold: float = 0.35  # total-variation distance; 1.0 turns it off
+
+
+def filter_settings(campaign) -> FilterSettings:
+    """The filter settings of a campaign (any object with the campaign's setting names)."""
+    return FilterSettings(
+        min_median_seconds=campaign.min_median_seconds,
+        min_gold_correct=campaign.min_gold_correct,
+        distribution_threshold=campaign.label_distribution_threshold,
+    )
+
+
+@dataclass(frozen=True)
+class WorkerEvidence:
+    """What a worker did in one campaign: submitted rounds, gold answers, labels given."""
+
+    round_seconds: Sequence[float] = ()  # real and gold rounds; training excluded
+    gold_results: Sequence[bool] = ()  # one per gold counterfactual judged
+    label_counts: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    qualified: bool
+    reasons: tuple[str, ...]  # why not qualified, in words; empty when qualified
+    median_seconds: float | None
+    gold_correct: int
+    gold_total: int
+    distribution_distance: float | None  # None when too few labels to tell
+
+    @property
+    def gold_accuracy(self) -> float | None:
+        return self.gold_correct / self.gold_total if self.gold_total else None
+
+
+def total_variation(first: Mapping[str, float], second: Mapping[str, float]) -> float:
+    """Half the L1 distance between two label distributions given as counts or shares."""
+    first_total = sum(first.values())
+    second_total = sum(second.values())
+    if not first_total or not second_total:
+        return 0.0
+    labels = set(first) | set(second)
+    return 0.5 * sum(
+        abs(first.get(label, 0) / first_total - second.get(label, 0) / second_total)
+        for label in labels
+    )
+
+
+def passes_c2(
+    *, median_seconds: float | None, gold_correct: int, gold_total: int, settings: FilterSettings
+) -> bool:
+    """C.2's rule: (slow enough and enough gold right) or every gold right.
+
+    A worker who met no gold counterfactual (a campaign without gold rounds) is judged
+    on time alone, since the gold half of the rule cannot be applied.
+    """
+    slow_enough = median_seconds is not None and median_seconds > settings.min_median_seconds
+    if gold_total == 0:
+        return slow_enough
+    if gold_correct == gold_total:
+        return True
+    return slow_enough and gold_correct >= settings.min_gold_correct
+
+
+def worker_verdict(
+    evidence: WorkerEvidence,
+    *,
+    others_label_counts: Mapping[str, int],
+    settings: FilterSettings,
+) -> Verdict:
+    """Apply C.2 and the label-distribution filter to one worker.
+
+    `others_label_counts` are the labels every *other* worker gave in the campaign, so a
+    prolific spammer cannot pull the reference distribution towards themselves; the
+    caller passes none while fewer than MIN_OTHER_WORKERS_FOR_DISTRIBUTION others labeled.
+    """
+    median = statistics.median(evidence.round_seconds) if evidence.round_seconds else None
+    gold_total = len(evidence.gold_results)
+    gold_correct = sum(1 for result in evidence.gold_results if result)
+    reasons = []
+    if not passes_c2(
+        median_seconds=median, gold_correct=gold_correct, gold_total=gold_total, settings=settings
+    ):
+        if median is None:
+            reasons.append("no submitted round yet")
+        elif median <= settings.min_median_seconds:
+            reasons.append(
+                f"median {median:.1f} s per round is not above {settings.min_median_seconds:g} s"
+            )
+        if gold_total and gold_correct < settings.min_gold_correct:
+            reasons.append(
+                f"{gold_correct} of {gold_total} gold counterfactuals right, "
+                f"fewer than {settings.min_gold_correct}"
+            )
+    distance = None
+    if sum(evidence.label_counts.values()) >= MIN_LABELS_FOR_DISTRIBUTION and others_label_counts:
+        distance = total_variation(evidence.label_counts, others_label_counts)
+        if distance > settings.distribution_threshold:
+            top = max(evidence.label_counts, key=evidence.label_counts.get)
+            share = evidence.label_counts[top] / sum(evidence.label_counts.values())
+            reasons.append(
+                f"label distribution differs from the campaign's by {distance:.2f} "
+                f"(more than {settings.distribution_threshold:g}; {share:.0%} {top!r})"
+            )
+    return Verdict(
+        qualified=not reasons,
+        reasons=tuple(reasons),
+        median_seconds=median,
+        gold_correct=gold_correct,
+        gold_total=gold_total,
+        distribution_distance=distance,
+    )

@@ -1,0 +1,154 @@
+"""Reads of quality control: the campaign's agreement, each worker's standing, the plots' data."""
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from django.db.models import Count, Q, Sum
+
+from cfannotate.campaigns.models import Campaign
+from cfannotate.labeling.models import GoldRound, Judgment, LabelingUnit, Round, RoundKind
+from cfannotate.quality.agreement import Agreement, agreement
+from cfannotate.quality.models import AggregatedLabel, WorkerDecision, WorkerQuality
+
+
+@dataclass(frozen=True)
+class QualitySummary:
+    workers: int
+    qualified: int
+    filtered: int
+    unsettled: int
+    judgments: int
+    candidates_voted: int
+    kept: int
+    discarded: int  # every qualified vote said invalid
+    needs_more: int
+    extra_judgments: int  # added by re-queues
+    has_gold: bool
+
+
+@dataclass(frozen=True)
+class WorkerRow:
+    quality: WorkerQuality
+    label_shares: list[tuple[str, float]]
+    decisions: list[WorkerDecision] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class QualityReport:
+    summary: QualitySummary
+    label_agreement: Agreement  # every submitted judgment
+    label_agreement_qualified: Agreement  # qualified workers only: what the vote sees
+    validity_agreement: Agreement
+    workers: list[WorkerRow]
+    round_seconds: list[float]  # every submitted real or gold round
+    campaign_label_shares: list[tuple[str, float]]
+
+
+def _shares(counts: dict[str, int], labels: list[str]) -> list[tuple[str, float]]:
+    total = sum(counts.values())
+    return [(label, counts.get(label, 0) / total if total else 0.0) for label in labels]
+
+
+def _agreements(campaign: Campaign, qualified: set[int]) -> tuple[Agreement, ...]:
+    rows = (
+        Judgment.objects.filter(
+            round__assignment__campaign=campaign,
+            round__kind=RoundKind.REAL,
+            round__submitted_at__isnull=False,
+            label__isnull=False,
+            is_valid__isnull=False,
+        )
+        .order_by("candidate_id", "round__submitted_at", "id")
+        .values_list("candidate_id", "round__worker_id", "label__value", "is_valid")
+    )
+    labels: dict[int, list[str]] = defaultdict(list)
+    labels_qualified: dict[int, list[str]] = defaultdict(list)
+    validity: dict[int, list[str]] = defaultdict(list)
+    for candidate_id, worker_id, label, is_valid in rows:
+        labels[candidate_id].append(label)
+        validity[candidate_id].append("valid" if is_valid else "invalid")
+        if worker_id in qualified:
+            labels_qualified[candidate_id].append(label)
+    return (
+        agreement(list(labels.values())),
+        agreement(list(labels_qualified.values())),
+        agreement(list(validity.values())),
+    )
+
+
+def quality_report(campaign: Campaign) -> QualityReport:
+    label_values = list(campaign.labels.order_by("position", "id").values_list("value", flat=True))
+    qualities = list(
+        WorkerQuality.objects.filter(campaign=campaign)
+        .select_related("worker")
+        .order_by("qualified", "-distribution_distance", "worker__external_id")
+    )
+    decisions: dict[int, list[WorkerDecision]] = defaultdict(list)
+    for decision in WorkerDecision.objects.filter(campaign=campaign).order_by("id"):
+        decisions[decision.worker_id].append(decision)
+    qualified = {quality.worker_id for quality in qualities if quality.qualified}
+    aggregates = AggregatedLabel.objects.filter(candidate__campaign=campaign).aggregate(
+        voted=Count("id"),
+        kept=Count("id", filter=Q(kept=True)),
+        discarded=Count("id", filter=Q(is_valid=False, qualified_votes__gt=0)),
+        needs_more=Count("id", filter=Q(needs_more=True)),
+    )
+    seconds = [
+        (submitted - served).total_seconds()
+        for served, submitted in Round.objects.filter(
+            assignment__campaign=campaign, submitted_at__isnull=False
+        )
+        .exclude(kind=RoundKind.TRAINING)
+        .values_list("served_at", "submitted_at")
+    ]
+    everyone: Counter = Counter()
+    for quality in qualities:
+        everyone.update(quality.label_counts)
+    label_agreement, label_agreement_qualified, validity_agreement = _agreements(
+        campaign, qualified
+    )
+    summary = QualitySummary(
+        workers=len(qualities),
+        qualified=len(qualified),
+        filtered=sum(1 for quality in qualities if not quality.qualified),
+        unsettled=sum(1 for quality in qualities if not quality.settled),
+        judgments=Judgment.objects.filter(
+            round__assignment__campaign=campaign, round__submitted_at__isnull=False
+        )
+        .exclude(round__kind=RoundKind.TRAINING)
+        .count(),
+        candidates_voted=aggregates["voted"],
+        kept=aggregates["kept"],
+        discarded=aggregates["discarded"],
+        needs_more=aggregates["needs_more"],
+        extra_judgments=LabelingUnit.objects.filter(campaign=campaign).aggregate(n=Sum("requeues"))[
+            "n"
+        ]
+        or 0,
+        has_gold=GoldRound.objects.filter(campaign=campaign, kind="gold", is_active=True).exists(),
+    )
+    return QualityReport(
+        summary=summary,
+        label_agreement=label_agreement,
+        label_agreement_qualified=label_agreement_qualified,
+        validity_agreement=validity_agreement,
+        workers=[
+            WorkerRow(
+                quality=quality,
+                label_shares=_shares(quality.label_counts, label_values),
+                decisions=decisions.get(quality.worker_id, []),
+            )
+            for quality in qualities
+        ],
+        round_seconds=seconds,
+        campaign_label_shares=_shares(dict(everyone), label_values),
+    )
+
+
+def decisions_for(campaign: Campaign, *, state: str | None = None):
+    decisions = WorkerDecision.objects.filter(campaign=campaign).select_related(
+        "worker", "assignment"
+    )
+    if state:
+        decisions = decisions.filter(state=state)
+    return decisions.order_by("state", "worker__external_id", "action", "id")

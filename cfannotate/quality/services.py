@@ -1,0 +1,405 @@
+"""Writes of quality control: worker verdicts, kept labels, re-queues (Polyjuice C.2).
+
+Everything is recomputed from the judgments, so every function here is safe to run
+again. `quality_after_round` runs after each submitted round (as judgments arrive);
+`quality_refresh` recomputes a whole campaign (on demand, from the page, the API or
+`manage.py quality_refresh`). The design note is `quality.md`.
+"""
+
+import logging
+from collections import Counter, defaultdict
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.db.models import Count, F, Q
+
+from cfannotate.campaigns.models import Campaign, CampaignLabel
+from cfannotate.labeling.models import (
+    Assignment,
+    AssignmentState,
+    Judgment,
+    LabelingUnit,
+    Round,
+    RoundKind,
+    UnitItem,
+)
+from cfannotate.quality.dawid_skene import dawid_skene
+from cfannotate.quality.decisions import decisions_propose
+from cfannotate.quality.models import AggregatedLabel, AggregationMethod, WorkerQuality
+from cfannotate.quality.rules import (
+    MIN_OTHER_WORKERS_FOR_DISTRIBUTION,
+    Verdict,
+    WorkerEvidence,
+    filter_settings,
+    worker_verdict,
+)
+from cfannotate.quality.voting import Vote, vote_outcome
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RefreshSummary:
+    workers: int
+    qualified: int
+    candidates: int
+    kept: int
+    requeued_units: int
+    decisions_proposed: int
+
+
+# --- 1. Worker verdicts ----------------------------------------------------------------
+
+
+def _submitted_judgments(campaign: Campaign):
+    return Judgment.objects.filter(
+        round__assignment__campaign=campaign, round__submitted_at__isnull=False
+    ).exclude(round__kind=RoundKind.TRAINING)
+
+
+def _label_counts(campaign: Campaign, worker_ids: Collection[int] | None) -> dict[int, Counter]:
+    """Labels each worker gave on real rounds (gold rounds are the same for everyone).
+
+    Counted from the judgments for `worker_ids` (everyone when None); the other workers'
+    come from their stored verdicts, so the check after each round does not scan the
+    whole campaign.
+    """
+    counts: dict[int, Counter] = defaultdict(Counter)
+    rows = _submitted_judgments(campaign).filter(round__kind=RoundKind.REAL, label__isnull=False)
+    if worker_ids is not None:
+        rows = rows.filter(round__worker_id__in=worker_ids)
+        stored = WorkerQuality.objects.filter(campaign=campaign).exclude(worker_id__in=worker_ids)
+        for worker_id, label_counts in stored.values_list("worker_id", "label_counts"):
+            counts[worker_id].update(label_counts)
+    grouped = rows.values_list("round__worker_id", "label__value").annotate(n=Count("id"))
+    for worker_id, label, n in grouped:
+        counts[worker_id][label] += n
+    return counts
+
+
+def _evidence(campaign: Campaign, worker_ids: Collection[int]) -> dict[int, WorkerEvidence]:
+    seconds: dict[int, list[float]] = defaultdict(list)
+    rounds = (
+        Round.objects.filter(
+            assignment__campaign=campaign, worker_id__in=worker_ids, submitted_at__isnull=False
+        )
+        .exclude(kind=RoundKind.TRAINING)
+        .values_list("worker_id", "served_at", "submitted_at")
+    )
+    for worker_id, served_at, submitted_at in rounds:
+        seconds[worker_id].append((submitted_at - served_at).total_seconds())
+    gold: dict[int, list[bool]] = defaultdict(list)
+    answers = (
+        _submitted_judgments(campaign)
+        .filter(round__kind=RoundKind.GOLD, round__worker_id__in=worker_ids)
+        .values_list(
+            "round__worker_id",
+            "is_valid",
+            "label_id",
+            "candidate__gold_item__expected_valid",
+            "candidate__gold_item__expected_label_id",
+        )
+        .order_by("round__worker_id", "id")
+    )
+    for worker_id, is_valid, label_id, expected_valid, expected_label_id in answers:
+        # "Correctly labeled" (C.2): the validity and the class label both as expected.
+        gold[worker_id].append(is_valid == expected_valid and label_id == expected_label_id)
+    return {
+        worker_id: WorkerEvidence(round_seconds=seconds[worker_id], gold_results=gold[worker_id])
+        for worker_id in worker_ids
+    }
+
+
+def _workers_in(campaign: Campaign) -> set[int]:
+    return set(
+        Round.objects.filter(assignment__campaign=campaign, submitted_at__isnull=False)
+        .exclude(kind=RoundKind.TRAINING)
+        .values_list("worker_id", flat=True)
+        .distinct()
+    )
+
+
+def workers_assess(
+    *, campaign: Campaign, worker_ids: Collection[int] | None = None
+) -> dict[int, tuple[bool | None, Verdict]]:
+    """Apply the worker filter and store each verdict; returns {worker: (before, verdict)}."""
+    label_counts = _label_counts(campaign, worker_ids)
+    worker_ids = _workers_in(campaign) if worker_ids is None else set(worker_ids)
+    if not worker_ids:
+        return {}
+    settings = filter_settings(campaign)
+    everyone = Counter()
+    for counts in label_counts.values():
+        everyone.update(counts)
+    evidence = _evidence(campaign, worker_ids)
+    busy = set(
+        Assignment.objects.filter(
+            campaign=campaign, worker_id__in=worker_ids, state=AssignmentState.ACTIVE
+        ).values_list("worker_id", flat=True)
+    )
+    before = dict(
+        WorkerQuality.objects.filter(campaign=campaign, worker_id__in=worker_ids).values_list(
+            "worker_id", "qualified"
+        )
+    )
+    results = {}
+    rows = []
+    for worker_id in sorted(worker_ids):
+        own = label_counts.get(worker_id, Counter())
+        others = len(label_counts) - (worker_id in label_counts)
+        verdict = worker_verdict(
+            WorkerEvidence(
+                round_seconds=evidence[worker_id].round_seconds,
+                gold_results=evidence[worker_id].gold_results,
+                label_counts=own,
+            ),
+            others_label_counts=everyone - own
+            if others >= MIN_OTHER_WORKERS_FOR_DISTRIBUTION
+            else {},
+            settings=settings,
+        )
+        results[worker_id] = (before.get(worker_id), verdict)
+        rows.append(
+            WorkerQuality(
+                campaign=campaign,
+                worker_id=worker_id,
+                qualified=verdict.qualified,
+                reasons=list(verdict.reasons),
+                settled=worker_id not in busy,
+                rounds=len(evidence[worker_id].round_seconds),
+                median_seconds=verdict.median_seconds,
+                gold_correct=verdict.gold_correct,
+                gold_total=verdict.gold_total,
+                label_counts=dict(own),
+                distribution_distance=verdict.distribution_distance,
+            )
+        )
+    WorkerQuality.objects.bulk_create(
+        rows,
+        update_conflicts=True,
+        unique_fields=["campaign", "worker"],
+        update_fields=[
+            "qualified",
+            "reasons",
+            "settled",
+            "rounds",
+            "median_seconds",
+            "gold_correct",
+            "gold_total",
+            "label_counts",
+            "distribution_distance",
+            "updated_at",
+        ],
+    )
+    return results
+
+
+# --- 2. Kept labels ------------------------------------------------------------------------
+
+
+def _qualified_workers(campaign: Campaign) -> set[int]:
+    return set(
+        WorkerQuality.objects.filter(campaign=campaign, qualified=True).values_list(
+            "worker_id", flat=True
+        )
+    )
+
+
+def candidates_aggregate(
+    *, campaign: Campaign, candidate_ids: Collection[int] | None = None
+) -> list[AggregatedLabel]:
+    """Vote on every counterfactual with submitted real-round judgments (or the given ones)."""
+    judgments = _submitted_judgments(campaign).filter(
+        round__kind=RoundKind.REAL, is_valid__isnull=False, label__isnull=False
+    )
+    if candidate_ids is not None:
+        judgments = judgments.filter(candidate_id__in=candidate_ids)
+    rows = judgments.values_list("candidate_id", "round__worker_id", "is_valid", "label__value")
+    qualified = _qualified_workers(campaign)
+    all_votes: dict[int, int] = Counter()
+    votes: dict[int, list[tuple[int, Vote]]] = defaultdict(list)
+    for candidate_id, worker_id, is_valid, label in rows:
+        all_votes[candidate_id] += 1
+        if worker_id in qualified:
+            votes[candidate_id].append((worker_id, Vote(is_valid=is_valid, label=label)))
+    labels = {label.value: label for label in CampaignLabel.objects.filter(campaign=campaign)}
+    k = campaign.judgments_per_candidate
+    aggregates = []
+    for candidate_id in sorted(all_votes):
+        outcome = vote_outcome(
+            [vote for _, vote in votes[candidate_id]],
+            k=k,
+            agreement_threshold=campaign.agreement_threshold,
+        )
+        aggregates.append(
+            AggregatedLabel(
+                candidate_id=candidate_id,
+                method=AggregationMethod.MAJORITY,
+                label=labels.get(outcome.label) if outcome.label else None,
+                is_valid=outcome.is_valid,
+                kept=outcome.kept,
+                votes=all_votes[candidate_id],
+                qualified_votes=outcome.votes,
+                agreement=outcome.agreement,
+                needs_more=outcome.needs_more,
+            )
+        )
+    if k > 2:
+        _dawid_skene_into(aggregates, votes, labels)
+    AggregatedLabel.objects.bulk_create(
+        aggregates,
+        update_conflicts=True,
+        unique_fields=["candidate"],
+        update_fields=[
+            "method",
+            "label",
+            "is_valid",
+            "kept",
+            "votes",
+            "qualified_votes",
+            "agreement",
+            "needs_more",
+            "ds_label",
+            "ds_confidence",
+            "updated_at",
+        ],
+    )
+    return aggregates
+
+
+def _dawid_skene_into(aggregates, votes, labels: dict[str, CampaignLabel]) -> None:
+    """Fill the Dawid-Skene estimate of each aggregate that has qualified votes."""
+    voted = [aggregate for aggregate in aggregates if votes[aggregate.candidate_id]]
+    if not voted:
+        return
+    classes = sorted(labels)
+    class_index = {value: position for position, value in enumerate(classes)}
+    worker_index: dict[int, int] = {}
+    triples = []
+    for item, aggregate in enumerate(voted):
+        for worker_id, vote in votes[aggregate.candidate_id]:
+            worker = worker_index.setdefault(worker_id, len(worker_index))
+            triples.append((item, worker, class_index[vote.label]))
+    result = dawid_skene(triples, items=len(voted), workers=len(worker_index), classes=len(classes))
+    for aggregate, label_index, confidence in zip(
+        voted, result.labels(), result.confidence(), strict=True
+    ):
+        aggregate.ds_label = labels[classes[label_index]]
+        aggregate.ds_confidence = float(confidence)
+
+
+# --- 3. Re-queue --------------------------------------------------------------------------
+
+
+def units_requeue(*, campaign: Campaign, unit_ids: Collection[int] | None = None) -> int:
+    """Give disputed units more judgments, up to the campaign's cap; returns units re-queued.
+
+    A unit is looked at once all its rounds are submitted and every worker who judged it
+    is settled (no assignment in progress), so a verdict that may still change does not
+    trigger extra work. It gets as many extra judgments as its neediest counterfactual
+    lacks qualified votes (at least one for a split vote), within the cap.
+    """
+    units = LabelingUnit.objects.filter(
+        campaign=campaign,
+        completed__gte=F("judgments_needed"),
+        requeues__lt=campaign.max_requeues,
+    )
+    if unit_ids is not None:
+        units = units.filter(id__in=unit_ids)
+    unsettled_workers = Assignment.objects.filter(
+        campaign=campaign, state=AssignmentState.ACTIVE
+    ).values("worker_id")
+    units = units.exclude(rounds__worker_id__in=unsettled_workers).filter(
+        items__candidate__aggregated_label__needs_more=True
+    )
+    k = campaign.judgments_per_candidate
+    requeued = 0
+    for unit in units.distinct().order_by("id"):
+        lacking = [
+            max(k - qualified, 1)
+            for qualified in AggregatedLabel.objects.filter(
+                candidate__unit_item__unit=unit, needs_more=True
+            ).values_list("qualified_votes", flat=True)
+        ]
+        extra = min(max(lacking, default=0), campaign.max_requeues - unit.requeues)
+        if extra <= 0:
+            continue
+        # Conditional on what was read, so two refreshes never add twice.
+        requeued += LabelingUnit.objects.filter(
+            id=unit.id, judgments_needed=unit.judgments_needed, requeues=unit.requeues
+        ).update(judgments_needed=F("judgments_needed") + extra, requeues=F("requeues") + extra)
+    return requeued
+
+
+# --- Orchestration --------------------------------------------------------------------------
+
+
+def quality_refresh(*, campaign: Campaign) -> RefreshSummary:
+    """Recompute the whole campaign: verdicts, kept labels, re-queues, proposed decisions."""
+    with transaction.atomic():
+        verdicts = workers_assess(campaign=campaign)
+        aggregates = candidates_aggregate(campaign=campaign)
+    requeued = units_requeue(campaign=campaign)
+    proposed = decisions_propose(campaign=campaign)
+    return RefreshSummary(
+        workers=len(verdicts),
+        qualified=sum(1 for _, verdict in verdicts.values() if verdict.qualified),
+        candidates=len(aggregates),
+        kept=sum(1 for aggregate in aggregates if aggregate.kept),
+        requeued_units=requeued,
+        decisions_proposed=proposed,
+    )
+
+
+def quality_after_round(*, round_id: int) -> None:
+    """Bring quality up to date after one submitted round (runs after its commit).
+
+    The worker's verdict is recomputed; the round's counterfactuals are re-voted, and
+    every counterfactual the worker judged when the verdict changed. The units involved
+    are locked first, so two workers finishing the same unit one after the other vote
+    with both judgments in view.
+    """
+    round_ = Round.objects.select_related("assignment__campaign").filter(id=round_id).first()
+    if round_ is None or round_.kind == RoundKind.TRAINING:
+        return
+    campaign = round_.assignment.campaign
+    with transaction.atomic():
+        before, verdict = workers_assess(campaign=campaign, worker_ids=[round_.worker_id])[
+            round_.worker_id
+        ]
+        changed = before != verdict.qualified
+        units = Q(rounds__worker_id=round_.worker_id) if changed else Q(rounds=round_)
+        unit_ids = list(
+            LabelingUnit.objects.filter(units, campaign=campaign)
+            .order_by("id")
+            .values_list("id", flat=True)
+            .distinct()
+        )
+        list(
+            LabelingUnit.objects.select_for_update()
+            .filter(id__in=unit_ids)
+            .order_by("id")
+            .values_list("id", flat=True)
+        )
+        candidate_ids = UnitItem.objects.filter(unit_id__in=unit_ids).values_list(
+            "candidate_id", flat=True
+        )
+        candidates_aggregate(campaign=campaign, candidate_ids=list(candidate_ids))
+    assignment = round_.assignment
+    assignment.refresh_from_db(fields=["state"])
+    if assignment.state != AssignmentState.ACTIVE:
+        # The worker's verdict is settled until they start another assignment.
+        touched = LabelingUnit.objects.filter(rounds__assignment=assignment).values_list(
+            "id", flat=True
+        )
+        units_requeue(campaign=campaign, unit_ids=list(touched))
+        decisions_propose(campaign=campaign, assignment_ids=[assignment.id])
+
+
+def quality_after_round_safely(round_id: int) -> None:
+    """The on-commit hook of a round submission: never fails the worker's request."""
+    try:
+        quality_after_round(round_id=round_id)
+    except Exception:
+        logger.exception("Quality update after round %s failed", round_id)

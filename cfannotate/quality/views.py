@@ -1,0 +1,165 @@
+"""The campaign's quality page: verdicts, agreement, plots, and worker decisions (htmx)."""
+
+from decimal import Decimal, InvalidOperation
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpResponse
+from django.template.response import TemplateResponse
+from django.views.decorators.http import require_GET, require_POST
+
+from cfannotate.campaigns.selectors import campaign_get_for_owner
+from cfannotate.core.exceptions import CfannotateError, InvalidInput, NotFound
+from cfannotate.core.htmx import HtmxHttpRequest
+from cfannotate.quality import plots
+from cfannotate.quality.decisions import (
+    decision_update,
+    decisions_apply,
+    decisions_confirm_proposed,
+)
+from cfannotate.quality.models import DecisionAction, DecisionState, WorkerDecision
+from cfannotate.quality.selectors import decisions_for, quality_report
+from cfannotate.quality.services import quality_refresh
+
+LABEL_CHART_WORKERS = 12  # the workers whose label distributions differ most
+
+
+def _campaign(request, campaign_id: int):
+    try:
+        return campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+    except NotFound as error:
+        raise Http404(error.message) from None
+
+
+def report_context(campaign) -> dict:
+    report = quality_report(campaign)
+    labels = [value for value, _ in report.campaign_label_shares]
+    spread = sorted(
+        (row for row in report.workers if row.quality.distribution_distance is not None),
+        key=lambda row: -row.quality.distribution_distance,
+    )[:LABEL_CHART_WORKERS]
+    return {
+        "campaign": campaign,
+        "report": report,
+        "charts": [
+            plots.round_time_chart(report.round_seconds, threshold=campaign.min_median_seconds),
+            plots.gold_chart(
+                [
+                    (row.quality.gold_correct, row.quality.gold_total, row.quality.qualified)
+                    for row in report.workers
+                ]
+            ),
+            plots.label_chart(
+                [("all workers", report.campaign_label_shares)]
+                + [(row.quality.worker.external_id[:14], row.label_shares) for row in spread],
+                labels=labels,
+            ),
+        ],
+    }
+
+
+def _decisions_context(campaign, **extra) -> dict:
+    return {
+        "campaign": campaign,
+        "decisions": decisions_for(campaign),
+        "actions": DecisionAction.choices,
+        **extra,
+    }
+
+
+@login_required
+@require_GET
+def quality_page(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
+    campaign = _campaign(request, campaign_id)
+    context = {**report_context(campaign), **_decisions_context(campaign)}
+    return TemplateResponse(request, "quality/page.html", context)
+
+
+@login_required
+@require_GET
+def quality_report_fragment(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
+    campaign = _campaign(request, campaign_id)
+    return TemplateResponse(request, "quality/_report.html", report_context(campaign))
+
+
+@login_required
+@require_POST
+def quality_refresh_view(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
+    campaign = _campaign(request, campaign_id)
+    summary = quality_refresh(campaign=campaign)
+    message = (
+        f"Quality control ran: {summary.qualified} of {summary.workers} workers qualified, "
+        f"{summary.kept} of {summary.candidates} counterfactuals kept, "
+        f"{summary.requeued_units} unit(s) re-queued, {summary.decisions_proposed} decision(s) "
+        "proposed or updated."
+    )
+    context = {**report_context(campaign), "message": message}
+    response = TemplateResponse(request, "quality/_report.html", context)
+    response["HX-Trigger"] = "decisions-changed"
+    return response
+
+
+@login_required
+@require_GET
+def decisions_fragment(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
+    campaign = _campaign(request, campaign_id)
+    return TemplateResponse(request, "quality/_decisions.html", _decisions_context(campaign))
+
+
+def _amount(value: str | None) -> Decimal | None:
+    if value in (None, ""):
+        return None
+    try:
+        return Decimal(value)
+    except InvalidOperation:
+        raise InvalidInput(
+            "Not an amount.", fields={"amount": ["Use a number, e.g. 0.50."]}
+        ) from None
+
+
+@login_required
+@require_POST
+def decision_update_view(
+    request: HtmxHttpRequest, campaign_id: int, decision_id: int
+) -> HttpResponse:
+    campaign = _campaign(request, campaign_id)
+    decision = WorkerDecision.objects.filter(campaign=campaign, id=decision_id).first()
+    if decision is None:
+        raise Http404("No such decision in this campaign.")
+    try:
+        decision_update(
+            decision=decision,
+            user=request.user,
+            state=request.POST.get("state", DecisionState.CONFIRMED),
+            action=request.POST.get("action") or None,
+            amount=_amount(request.POST.get("amount")),
+            reason=request.POST.get("reason"),
+        )
+    except CfannotateError as error:
+        errors = [error.message] + [
+            f"{name}: {' '.join(messages)}" for name, messages in error.fields.items()
+        ]
+        context = _decisions_context(campaign, errors=errors, failed_id=decision_id)
+        return TemplateResponse(
+            request, "quality/_decisions.html", context, status=error.status_code
+        )
+    return TemplateResponse(request, "quality/_decisions.html", _decisions_context(campaign))
+
+
+@login_required
+@require_POST
+def decisions_confirm_view(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
+    campaign = _campaign(request, campaign_id)
+    count = decisions_confirm_proposed(campaign=campaign, user=request.user)
+    context = _decisions_context(campaign, message=f"{count} proposal(s) confirmed.")
+    return TemplateResponse(request, "quality/_decisions.html", context)
+
+
+@login_required
+@require_POST
+def decisions_apply_view(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
+    campaign = _campaign(request, campaign_id)
+    applied, failed = decisions_apply(campaign=campaign)
+    message = f"{applied} decision(s) sent to the platforms"
+    message += f", {failed} refused (see the errors below)." if failed else "."
+    context = _decisions_context(campaign, message=message)
+    return TemplateResponse(request, "quality/_decisions.html", context)

@@ -1,0 +1,66 @@
+"""The quality page in a real browser: charts drawn, a decision confirmed through htmx."""
+
+import pytest
+
+from cfannotate.quality.models import DecisionState, WorkerDecision
+from cfannotate.quality.services import quality_refresh
+from tests.factories import make_labeling_campaign, make_user
+from tests.quality.conftest import work
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_researcher_reads_the_charts_and_confirms_a_decision(live_server, page):
+    researcher = make_user("erin")
+    campaign = make_labeling_campaign(
+        units=6, gold=2, rounds_per_assignment=3, gold_rounds_per_assignment=2
+    )
+    campaign.owner = researcher
+    campaign.save(update_fields=["owner"])
+    work(campaign, seconds=30, real=lambda _: (True, "negative"))
+    guesser, _ = work(campaign, seconds=8, gold_right=2, real=lambda _: (True, "positive"))
+    quality_refresh(campaign=campaign)
+
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill("#id_username", "erin")
+    page.fill("#id_password", "pw-for-tests")
+    page.click("button[type=submit]")
+    page.goto(f"{live_server.url}/campaigns/{campaign.id}/")
+    page.get_by_role("link", name="Quality control: workers, agreement, decisions →").click()
+
+    assert page.locator("svg[role=img]").count() == 3
+    assert page.get_by_role("img", name="Time per round").is_visible()
+    assert page.get_by_text("2 of 6 gold counterfactuals right").first.is_visible()
+
+    row = page.locator(f"#decisions tr:has-text('{guesser.external_id}')").filter(has_text="Reject")
+    row.get_by_role("button", name="Confirm").click()
+    page.locator("#decisions .badge-confirmed").first.wait_for()
+    rejection = WorkerDecision.objects.get(worker=guesser, action="reject")
+    assert rejection.state == DecisionState.CONFIRMED and not rejection.proposed_by_filters
+
+    page.get_by_role("button", name="Run quality control now").click()
+    page.get_by_text("Quality control ran: 1 of 2 workers qualified").wait_for()
+    assert page.console_errors == []
+
+
+def test_a_refused_change_shows_its_message(live_server, page):
+    researcher = make_user("frank")
+    campaign = make_labeling_campaign(
+        units=3, gold=2, rounds_per_assignment=3, gold_rounds_per_assignment=2
+    )
+    campaign.owner = researcher
+    campaign.save(update_fields=["owner"])
+    work(campaign, seconds=30, real=lambda _: (True, "negative"))
+    quality_refresh(campaign=campaign)
+
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill("#id_username", "frank")
+    page.fill("#id_password", "pw-for-tests")
+    page.click("button[type=submit]")
+    page.goto(f"{live_server.url}/campaigns/{campaign.id}/quality/")
+    form = page.locator("#decisions form").first
+    form.locator("select[name=action]").select_option("reject")
+    form.get_by_role("button", name="Confirm").click()
+    # The 400 fragment is swapped in: the researcher reads why, nothing changed.
+    page.get_by_role("alert").filter(has_text="Say why you reject this assignment.").wait_for()
+    assert WorkerDecision.objects.get(campaign=campaign).state == DecisionState.PROPOSED

@@ -1,0 +1,86 @@
+"""The crowd models in the admin: every page renders; the log is read-only; block works."""
+
+from decimal import Decimal
+
+import pytest
+from django.contrib import admin
+from django.urls import reverse
+from django.utils import timezone
+
+from cfannotate.crowd.models import (
+    AssignmentReview,
+    InvitationLink,
+    MTurkHit,
+    Platform,
+    PlatformAction,
+    Publication,
+    Worker,
+    WorkerStatus,
+)
+from tests.factories import make_assignment, make_user, make_worker
+
+pytestmark = pytest.mark.django_db
+CROWD_MODELS = [Worker, Publication, MTurkHit, InvitationLink, AssignmentReview, PlatformAction]
+
+
+@pytest.fixture
+def staff(client):
+    client.force_login(make_user("root", is_staff=True, is_superuser=True))
+    return client
+
+
+@pytest.fixture
+def populated(campaign):
+    assignment = make_assignment(campaign)
+    publication = Publication.objects.create(
+        campaign=campaign, platform=Platform.MTURK, external_id="HT", options={"title": "t"}
+    )
+    MTurkHit.objects.create(publication=publication, hit_id="HIT1", max_assignments=3)
+    InvitationLink.objects.create(campaign=campaign, name="Lab", quota=2)
+    AssignmentReview.objects.create(
+        assignment=assignment, decision="approved", decided_at=timezone.now()
+    )
+    PlatformAction.objects.create(
+        platform=Platform.LINK,
+        action="bonus",
+        campaign=campaign,
+        assignment=assignment,
+        worker=assignment.worker,
+        amount=Decimal("1"),
+        outcome="local",
+        finished_at=timezone.now(),
+    )
+    return campaign
+
+
+def test_every_crowd_model_has_working_admin_pages(staff, populated):
+    for model in CROWD_MODELS:
+        assert model in admin.site._registry, model
+        opts = model._meta
+        changelist = reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist")
+        assert staff.get(changelist).status_code == 200, changelist
+        assert staff.get(changelist, {"q": "x"}).status_code == 200, changelist
+        change = reverse(
+            f"admin:{opts.app_label}_{opts.model_name}_change", args=[model.objects.first().pk]
+        )
+        assert staff.get(change).status_code == 200, change
+
+
+def test_the_action_log_cannot_be_edited(staff, populated):
+    action = PlatformAction.objects.get()
+    url = reverse("admin:crowd_platformaction_change", args=[action.pk])
+    staff.post(url, {"outcome": "succeeded"})
+    assert PlatformAction.objects.get().outcome == "local"
+    assert staff.get(reverse("admin:crowd_platformaction_add")).status_code == 403
+
+
+def test_the_block_action_blocks_link_workers(staff, db):
+    worker = make_worker()
+    response = staff.post(
+        reverse("admin:crowd_worker_changelist"),
+        {"action": "block_workers", "_selected_action": [worker.pk]},
+        follow=True,
+    )
+    assert f"Blocked {worker}" in response.content.decode()
+    worker.refresh_from_db()
+    assert worker.status == WorkerStatus.BLOCKED and worker.blocked_reason == "Blocked by root."

@@ -1,0 +1,151 @@
+"""The crowd block of the campaign page: owner-only, htmx fragments, clear errors."""
+
+import pytest
+from django.urls import reverse
+
+from cfannotate.crowd.models import InvitationLink, Platform, PlatformAction, Publication, Worker
+from cfannotate.labeling.assignments import assignment_start
+from tests.crowd.conftest import finish
+from tests.factories import make_labeling_campaign, make_user, make_worker
+
+pytestmark = pytest.mark.django_db
+HTMX = {"HX-Request": "true"}
+
+
+@pytest.fixture
+def owner(campaign, client):
+    client.force_login(campaign.owner)
+    return client
+
+
+def _url(name, campaign, *args):
+    return reverse(name, args=[campaign.id, *args])
+
+
+def test_the_block_is_the_owners_only(client, campaign):
+    url = _url("crowd-platforms", campaign)
+    assert client.get(url).status_code == 302  # to the login page
+    client.force_login(make_user())
+    assert client.get(url).status_code == 404
+    client.force_login(campaign.owner)
+    fragment = client.get(url, headers=HTMX)
+    assert fragment.status_code == 200 and b'id="platforms-block"' in fragment.content
+    assert b"<html" not in fragment.content
+    page = client.get(url)  # without htmx: a whole page
+    assert b"<html" in page.content and b"Crowd platforms" in page.content
+    assert client.post(url).status_code == 405
+
+
+def test_the_campaign_page_loads_the_block(owner, campaign):
+    page = owner.get(reverse("campaign-detail", args=[campaign.id])).content.decode()
+    assert f'hx-get="{_url("crowd-platforms", campaign)}"' in page
+    assert "js/platforms.js" in page
+
+
+def test_links_are_created_listed_and_closed(owner, campaign):
+    response = owner.post(
+        _url("crowd-link-create", campaign), {"name": "Lab", "quota": "3"}, headers=HTMX
+    )
+    assert response.status_code == 200 and "Created the invitation link" in response.text
+    link = InvitationLink.objects.get()
+    assert link.quota == 3 and "https://labels.example.org/join/link/" in response.text
+    closed = owner.post(_url("crowd-link-close", campaign, link.id), headers=HTMX)
+    assert closed.status_code == 200 and "closed" in closed.text
+    link.refresh_from_db()
+    assert not link.is_active
+
+
+def test_bad_input_gets_a_400_fragment_that_says_what(owner, campaign):
+    response = owner.post(
+        _url("crowd-link-create", campaign), {"name": "", "quota": "-1"}, headers=HTMX
+    )
+    assert response.status_code == 400
+    assert 'role="alert"' in response.text and "Please correct" in response.text
+    assert not InvitationLink.objects.exists()
+
+
+def test_publishing_on_mturk_from_the_page(owner, campaign, mturk_stub):
+    mturk_stub.add_response("create_hit_type", {"HITTypeId": "HT"})
+    mturk_stub.add_response("create_hit_with_hit_type", {"HIT": {"HITId": "HITA"}})
+    form = {
+        "title": "Judge sentences",
+        "description": "Judge edited sentences.",
+        "keywords": "text",
+        "reward": "1.20",
+        "assignments": "4",
+        "assignments_per_hit": "9",
+        "assignment_minutes": "60",
+        "auto_approve_days": "3",
+        "lifetime_days": "7",
+        "frame_height": "800",
+        "sandbox": "on",
+        "locale": "us",
+        "min_approval_percent": "97",
+        "min_approved_hits": "1000",
+    }
+    response = owner.post(_url("crowd-mturk-publish", campaign), form, headers=HTMX)
+    assert response.status_code == 200, response.text
+    assert "Published 1 HITs on the MTurk sandbox" in response.text
+    publication = Publication.objects.get()
+    assert publication.options["locale"] == "US" and publication.created_by == campaign.owner
+
+
+def test_publishing_without_https_explains_the_setting(owner, campaign, settings, mturk_stub):
+    settings.CROWD_PUBLIC_URL = ""
+    form = {"title": "t", "description": "d", "reward": "1", "assignments": "1",
+            "assignments_per_hit": "9", "assignment_minutes": "60", "auto_approve_days": "3",
+            "lifetime_days": "7", "frame_height": "0"}  # fmt: skip
+    response = owner.post(_url("crowd-mturk-publish", campaign), form, headers=HTMX)
+    assert response.status_code == 400 and "CFANNOTATE_PUBLIC_URL" in response.text
+
+
+def test_a_prolific_study_from_the_page(owner, campaign, prolific):
+    form = {"name": "Study", "description": "Judge", "places": "3", "reward_cents": "100",
+            "minutes": "10"}  # fmt: skip
+    response = owner.post(_url("crowd-prolific-study", campaign), form, headers=HTMX)
+    assert response.status_code == 200 and "Created draft study" in response.text
+    assert Publication.objects.get().platform == Platform.PROLIFIC
+
+
+def test_review_buttons_for_link_workers(owner, campaign):
+    assignment = finish(assignment_start(campaign=campaign, worker=make_worker()))
+    page = owner.get(_url("crowd-platforms", campaign), headers=HTMX).text
+    assert f'id="assignment-{assignment.id}"' in page and 'name="unique_token"' in page
+    approve = owner.post(_url("crowd-approve", campaign, assignment.id), headers=HTMX)
+    assert approve.status_code == 200 and f"Approved assignment {assignment.id}" in approve.text
+    bonus = {"amount": "0.50", "reason": "Good", "unique_token": "form-token-1"}
+    for _ in range(2):  # a double click pays once
+        paid = owner.post(_url("crowd-bonus", campaign, assignment.id), bonus, headers=HTMX)
+        assert paid.status_code == 200
+    assert PlatformAction.objects.filter(action="bonus").count() == 1
+    blocked = owner.post(
+        _url("crowd-block", campaign, assignment.worker_id), {"reason": "Spam"}, headers=HTMX
+    )
+    assert blocked.status_code == 200 and "Blocked worker" in blocked.text
+    assert Worker.objects.get(pk=assignment.worker_id).status == "blocked"
+
+
+def test_review_errors_are_fragments_with_their_status(owner, campaign):
+    in_progress = assignment_start(campaign=campaign, worker=make_worker())
+    conflict = owner.post(_url("crowd-approve", campaign, in_progress.id), headers=HTMX)
+    assert conflict.status_code == 409 and "only submitted work" in conflict.text
+    missing = owner.post(_url("crowd-reject", campaign, in_progress.id), {}, headers=HTMX)
+    assert missing.status_code == 400 and "Feedback" in missing.text
+    other = make_labeling_campaign(units=2)
+    elsewhere = finish(assignment_start(campaign=other, worker=make_worker()))
+    foreign = owner.post(_url("crowd-approve", campaign, elsewhere.id), headers=HTMX)
+    assert foreign.status_code == 404 and "No assignment" in foreign.text
+    stranger = owner.post(
+        _url("crowd-block", campaign, elsewhere.worker_id), {"reason": "x"}, headers=HTMX
+    )
+    assert stranger.status_code == 404
+    assert not PlatformAction.objects.exists()
+
+
+def test_sync_from_the_page_reports_what_it_found(owner, campaign, prolific):
+    Publication.objects.create(
+        campaign=campaign, platform=Platform.PROLIFIC, external_id="s" * 24, options={}
+    )
+    prolific.studies["s" * 24] = {"id": "s" * 24, "status": "ACTIVE"}
+    response = owner.post(_url("crowd-sync", campaign), headers=HTMX)
+    assert response.status_code == 200 and "Status synced: 0 checked, 1 updated." in response.text

@@ -1,0 +1,93 @@
+"""The crowd management commands: one line on success, one clear line on every error."""
+
+from decimal import Decimal
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from cfannotate.crowd.models import InvitationLink, PlatformAction, Publication, WorkerStatus
+from cfannotate.labeling.assignments import assignment_start
+from tests.crowd.conftest import finish
+from tests.factories import make_worker
+
+pytestmark = pytest.mark.django_db
+
+
+def _run(*args) -> str:
+    from io import StringIO
+
+    out = StringIO()
+    call_command(*args, stdout=out, stderr=StringIO())
+    return out.getvalue()
+
+
+def test_crowd_link_prints_the_link(campaign):
+    out = _run("crowd_link", str(campaign.id), "--name", "Lab", "--quota", "5")
+    assert "for 5 assignments: https://labels.example.org/join/link/" in out
+    assert InvitationLink.objects.get().quota == 5
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["crowd_link", "99999", "--name", "x"], "No campaign with id 99999"),
+        (["crowd_link", "{c}", "--name", " "], "Give the link a name"),
+        (["crowd_review", "approve", "99999"], "No assignment with id 99999"),
+        (["crowd_review", "block", "99999", "--reason", "x"], "No worker with id 99999"),
+        (["crowd_sync", "99999"], "No campaign with id 99999"),
+    ],
+)
+def test_errors_are_one_line(campaign, args, message):
+    with pytest.raises(CommandError, match=message):
+        _run(*[a.format(c=campaign.id) for a in args])
+
+
+def test_no_base_url_says_what_to_set(campaign, settings):
+    settings.CROWD_PUBLIC_URL = ""
+    with pytest.raises(CommandError, match="--base-url"):
+        _run("crowd_link", str(campaign.id), "--name", "Lab")
+
+
+def test_crowd_review_decides_on_link_work(campaign):
+    assignment = finish(assignment_start(campaign=campaign, worker=make_worker()))
+    assert "Approve: assignment" in _run("crowd_review", "approve", str(assignment.id))
+    _run(
+        "crowd_review", "bonus", str(assignment.id),
+        "--amount", "0.40", "--reason", "Good", "--token", "cli-1",
+    )  # fmt: skip
+    with pytest.raises(CommandError, match="with at most two decimals"):
+        _run(
+            "crowd_review", "bonus", str(assignment.id),
+            "--amount", "0.401", "--reason", "Good", "--token", "cli-2",
+        )  # fmt: skip
+    _run("crowd_review", "block", str(assignment.worker_id), "--reason", "Done here")
+    assert assignment.worker.__class__.objects.get(pk=assignment.worker_id).status == (
+        WorkerStatus.BLOCKED
+    )
+    assert PlatformAction.objects.get(action="bonus").amount == Decimal("0.40")
+
+
+def test_mturk_publish_command(campaign, mturk_stub):
+    mturk_stub.add_response("create_hit_type", {"HITTypeId": "HT7"})
+    mturk_stub.add_response("create_hit_with_hit_type", {"HIT": {"HITId": "HITZ"}})
+    out = _run(
+        "mturk_publish", str(campaign.id), "--title", "Judge", "--description", "Judge edits",
+        "--reward", "1.00", "--assignments", "3", "--no-qualifications",
+    )  # fmt: skip
+    assert "Published on the MTurk sandbox: HIT type HT7, HITs HITZ." in out
+    assert mturk_stub.environments == [True]
+    with pytest.raises(CommandError, match="--reward must be a dollar amount"):
+        _run("mturk_publish", str(campaign.id), "--title", "t", "--description", "d",
+             "--reward", "cheap")  # fmt: skip
+
+
+def test_prolific_study_and_sync_commands(campaign, prolific):
+    out = _run(
+        "prolific_study", str(campaign.id), "--name", "Judge", "--description", "Judge edits",
+        "--reward-cents", "200", "--minutes", "12",
+    )  # fmt: skip
+    publication = Publication.objects.get()
+    assert f"draft Prolific study {publication.external_id}" in out
+    assert prolific.studies[publication.external_id]["total_available_places"] >= 1
+    assert "Synced: 0 checked, 1 updated." in _run("crowd_sync", str(campaign.id))

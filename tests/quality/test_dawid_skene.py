@@ -1,0 +1,36 @@
+import numpy as np
+
+from cfannotate.quality.dawid_skene import dawid_skene
+
+
+def test_dawid_skene_trusts_the_reliable_workers():
+    rng = np.random.default_rng(0)
+    items, classes = 300, 2
+    truth = rng.integers(0, classes, size=items)
+    accuracy = [0.95, 0.95, 0.9, 0.55, 0.5]  # three careful workers, two near-random ones
+    triples = []
+    for item in range(items):
+        for worker in rng.choice(len(accuracy), size=3, replace=False):
+            right = rng.random() < accuracy[worker]
+            answer = truth[item] if right else 1 - truth[item]
+            triples.append((item, int(worker), int(answer)))
+    result = dawid_skene(triples, items=items, workers=len(accuracy), classes=classes)
+
+    votes = np.zeros((items, classes))
+    for item, _, answer in triples:
+        votes[item, answer] += 1
+    majority = votes.argmax(axis=1)
+    assert (result.labels() == truth).mean() > (majority == truth).mean()
+    assert (result.labels() == truth).mean() > 0.93
+    # the estimated confusion matrices rank the workers as they really are
+    estimated = [np.trace(result.confusion[w]) / classes for w in range(len(accuracy))]
+    assert min(estimated[:3]) > max(estimated[3:])
+    assert np.allclose(result.posteriors.sum(axis=1), 1.0)
+    assert 1 <= result.iterations <= 100
+
+
+def test_unanimous_votes_are_confident():
+    triples = [(0, 0, 1), (0, 1, 1), (1, 0, 0), (1, 1, 0)]
+    result = dawid_skene(triples, items=2, workers=2, classes=2)
+    assert list(result.labels()) == [1, 0]
+    assert (result.confidence() > 0.9).all()

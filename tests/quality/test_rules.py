@@ -1,0 +1,111 @@
+"""Appendix C.2's worker filter on hand-built workers, and the label-distribution filter."""
+
+import pytest
+
+from cfannotate.quality.rules import (
+    FilterSettings,
+    WorkerEvidence,
+    passes_c2,
+    total_variation,
+    worker_verdict,
+)
+
+C2 = FilterSettings(min_median_seconds=18.0, min_gold_correct=4, distribution_threshold=0.35)
+BALANCED = {"positive": 50, "negative": 50}
+
+
+def verdict(seconds, gold_right: int, gold_total: int = 6, labels=None):
+    evidence = WorkerEvidence(
+        round_seconds=seconds,
+        gold_results=[True] * gold_right + [False] * (gold_total - gold_right),
+        label_counts=labels or {},
+    )
+    return worker_verdict(evidence, others_label_counts=BALANCED, settings=C2)
+
+
+def test_a_median_of_exactly_18_seconds_is_not_more_than_18():
+    result = verdict([10, 18, 18, 18, 40], gold_right=5)
+    assert result.median_seconds == 18
+    assert not result.qualified
+    assert result.reasons == ("median 18.0 s per round is not above 18 s",)
+
+
+def test_just_above_18_seconds_with_4_of_6_gold_is_kept():
+    result = verdict([18.5] * 5, gold_right=4)
+    assert result.qualified and result.reasons == ()
+    assert (result.gold_correct, result.gold_total) == (4, 6)
+
+
+def test_3_of_6_gold_is_not_enough_however_slow():
+    result = verdict([60] * 5, gold_right=3)
+    assert not result.qualified
+    assert result.reasons == ("3 of 6 gold counterfactuals right, fewer than 4",)
+
+
+def test_6_of_6_gold_is_kept_however_fast():
+    result = verdict([4, 5, 6], gold_right=6)
+    assert result.qualified
+
+
+def test_fast_with_5_of_6_gold_is_not_kept():
+    assert not verdict([4, 5, 6], gold_right=5).qualified
+
+
+def test_fast_and_wrong_gives_both_reasons():
+    result = verdict([4, 5, 6], gold_right=2)
+    assert len(result.reasons) == 2
+
+
+def test_without_gold_the_worker_is_judged_on_time_alone():
+    assert passes_c2(median_seconds=30, gold_correct=0, gold_total=0, settings=C2)
+    assert not passes_c2(median_seconds=12, gold_correct=0, gold_total=0, settings=C2)
+
+
+def test_a_worker_without_submitted_rounds_is_not_qualified():
+    result = verdict([], gold_right=0, gold_total=0)
+    assert not result.qualified
+    assert result.reasons == ("no submitted round yet",)
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "expected"),
+    [
+        ({"a": 1}, {"a": 5}, 0.0),
+        ({"a": 10}, {"b": 3}, 1.0),
+        ({"a": 10}, {"a": 5, "b": 5}, 0.5),
+        ({"a": 3, "b": 1}, {"a": 1, "b": 1}, 0.25),
+        ({}, {"a": 1}, 0.0),
+    ],
+)
+def test_total_variation(first, second, expected):
+    assert total_variation(first, second) == pytest.approx(expected)
+
+
+def test_one_label_every_time_is_filtered_by_its_distribution():
+    result = verdict([30] * 20, gold_right=6, labels={"positive": 20})
+    assert result.distribution_distance == pytest.approx(0.5)
+    assert not result.qualified
+    assert "label distribution differs" in result.reasons[0]
+    assert "100% 'positive'" in result.reasons[0]
+
+
+def test_a_distribution_close_to_everyone_elses_passes():
+    result = verdict([30] * 20, gold_right=6, labels={"positive": 12, "negative": 8})
+    assert result.distribution_distance == pytest.approx(0.1)
+    assert result.qualified
+
+
+def test_too_few_labels_say_nothing_about_the_distribution():
+    result = verdict([30] * 3, gold_right=6, labels={"positive": 9})
+    assert result.distribution_distance is None
+    assert result.qualified
+
+
+def test_a_threshold_of_one_turns_the_distribution_filter_off():
+    settings = FilterSettings(distribution_threshold=1.0)
+    evidence = WorkerEvidence(
+        round_seconds=[30] * 20, gold_results=[True] * 6, label_counts={"positive": 20}
+    )
+    assert worker_verdict(
+        evidence, others_label_counts={"negative": 9}, settings=settings
+    ).qualified

@@ -1,0 +1,163 @@
+"""Quality control through the real labeling path: C.2 verdicts, the vote, re-queues."""
+
+import pytest
+
+from cfannotate.labeling.models import LabelingUnit
+from cfannotate.quality.models import AggregatedLabel, WorkerQuality
+from cfannotate.quality.services import quality_refresh
+from tests.factories import make_labeling_campaign
+from tests.quality.conftest import work
+
+
+def quality_of(campaign, worker) -> WorkerQuality:
+    return WorkerQuality.objects.get(campaign=campaign, worker=worker)
+
+
+@pytest.fixture
+def ten_units(db):
+    return make_labeling_campaign(
+        units=10, gold=2, training=1, rounds_per_assignment=4, gold_rounds_per_assignment=2
+    )
+
+
+def test_the_c2_rules_on_workers_who_labeled_through_the_worker_path(ten_units):
+    careful, _ = work(ten_units, seconds=30, gold_right=6)
+    exactly_18, _ = work(ten_units, seconds=18, gold_right=5)
+    four_of_six, _ = work(ten_units, seconds=20, gold_right=4)
+    fast_perfect, _ = work(ten_units, seconds=5, gold_right=6)
+    three_of_six, _ = work(ten_units, seconds=60, gold_right=3)
+
+    summary = quality_refresh(campaign=ten_units)
+
+    assert summary.workers == 5 and summary.qualified == 3
+    assert quality_of(ten_units, careful).qualified
+    assert quality_of(ten_units, four_of_six).qualified
+    assert quality_of(ten_units, fast_perfect).qualified
+    slow_reader = quality_of(ten_units, exactly_18)
+    assert not slow_reader.qualified
+    assert slow_reader.median_seconds == 18.0  # measured on the server, training excluded
+    assert slow_reader.reasons == ["median 18.0 s per round is not above 18 s"]
+    guesser = quality_of(ten_units, three_of_six)
+    assert (guesser.gold_correct, guesser.gold_total, guesser.qualified) == (3, 6, False)
+    assert all(quality.settled for quality in WorkerQuality.objects.all())
+
+
+def test_one_valid_and_one_invalid_vote_that_agree_are_kept(ten_units):
+    work(ten_units, real=lambda _: (True, "negative"))
+    work(ten_units, real=lambda _: (False, "negative"))
+    quality_refresh(campaign=ten_units)
+
+    aggregates = AggregatedLabel.objects.filter(candidate__campaign=ten_units)
+    assert aggregates.count() == 12  # 4 units of 3, each judged twice
+    for aggregate in aggregates:
+        assert aggregate.kept and aggregate.is_valid
+        assert aggregate.label.value == "negative"
+        assert (aggregate.votes, aggregate.qualified_votes, aggregate.agreement) == (2, 2, 1.0)
+
+
+def test_votes_that_disagree_are_requeued_and_a_third_vote_settles_them(ten_units):
+    first, _ = work(ten_units, real=lambda _: (True, "negative"))
+    work(ten_units, real=lambda _: (True, "positive"))
+    summary = quality_refresh(campaign=ten_units)
+
+    aggregates = AggregatedLabel.objects.filter(candidate__campaign=ten_units)
+    assert not aggregates.filter(kept=True).exists()
+    assert aggregates.filter(needs_more=True).count() == 12
+    assert summary.requeued_units == 4
+    disputed = LabelingUnit.objects.filter(rounds__worker=first).distinct()
+    assert {(u.judgments_needed, u.requeues) for u in disputed} == {(3, 1)}
+
+    # The third worker is served exactly the disputed units first (they are open again).
+    third, _ = work(ten_units, real=lambda _: (True, "negative"))
+    assert set(LabelingUnit.objects.filter(rounds__worker=third)) == set(disputed)
+    quality_refresh(campaign=ten_units)
+    for aggregate in AggregatedLabel.objects.filter(candidate__campaign=ten_units):
+        assert aggregate.kept and aggregate.label.value == "negative"
+        assert aggregate.agreement == pytest.approx(2 / 3)
+
+
+def test_requeues_stop_at_the_cap(db):
+    campaign = make_labeling_campaign(
+        units=4, gold=2, rounds_per_assignment=4, gold_rounds_per_assignment=2, max_requeues=1
+    )
+    work(campaign, real=lambda _: (True, "negative"))
+    work(campaign, real=lambda _: (True, "positive"))
+    assert quality_refresh(campaign=campaign).requeued_units == 4
+    # The extra judgment comes from a worker the filter removes: still disputed, but the
+    # cap of one extra judgment is reached.
+    work(campaign, seconds=5, gold_right=1, real=lambda _: (True, "positive"))
+    assert quality_refresh(campaign=campaign).requeued_units == 0
+    assert AggregatedLabel.objects.filter(candidate__campaign=campaign, needs_more=True).count()
+    units = LabelingUnit.objects.filter(campaign=campaign)
+    assert {(u.judgments_needed, u.requeues, u.completed) for u in units} == {(3, 1, 3)}
+
+
+def test_votes_of_filtered_workers_do_not_count_and_their_units_get_fresh_votes(ten_units):
+    work(ten_units, real=lambda _: (True, "negative"))
+    work(ten_units, seconds=5, gold_right=2, real=lambda _: (True, "positive"))  # filtered
+    quality_refresh(campaign=ten_units)
+
+    aggregate = AggregatedLabel.objects.filter(candidate__campaign=ten_units).first()
+    assert (aggregate.votes, aggregate.qualified_votes, aggregate.kept) == (2, 1, False)
+    assert aggregate.needs_more
+    units = LabelingUnit.objects.filter(campaign=ten_units, requeues__gt=0)
+    assert units.count() == 4
+    assert {u.judgments_needed for u in units} == {3}  # one more qualified vote is missing
+
+
+def test_a_unit_is_not_requeued_while_one_of_its_workers_is_still_working(ten_units):
+    from cfannotate.labeling.assignments import assignment_start
+
+    work(ten_units, real=lambda _: (True, "negative"))
+    second, _ = work(ten_units, real=lambda _: (True, "positive"))
+    # The second worker comes back for more: their verdict may still change.
+    assignment_start(campaign=ten_units, worker=second)
+    assert quality_refresh(campaign=ten_units).requeued_units == 0
+    assert not quality_of(ten_units, second).settled
+
+
+def test_the_vote_runs_as_rounds_are_submitted(ten_units, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        worker, _ = work(ten_units, real=lambda _: (True, "negative"))
+    assert callbacks  # one per submitted round
+    assert quality_of(ten_units, worker).qualified
+    with django_capture_on_commit_callbacks(execute=True):
+        work(ten_units, real=lambda _: (True, "positive"))
+    # The second worker's last round re-voted the shared units and re-queued them.
+    assert AggregatedLabel.objects.filter(candidate__campaign=ten_units, needs_more=True).count()
+    assert LabelingUnit.objects.filter(campaign=ten_units, requeues=1).count() == 4
+
+
+def test_dawid_skene_is_reported_beside_the_vote_when_k_is_above_two(db):
+    campaign = make_labeling_campaign(
+        units=2, gold=2, k=3, rounds_per_assignment=2, gold_rounds_per_assignment=2
+    )
+    for label in ("negative", "negative", "positive"):
+        work(campaign, real=lambda _, label=label: (True, label))
+    quality_refresh(campaign=campaign)
+    for aggregate in AggregatedLabel.objects.filter(candidate__campaign=campaign):
+        assert aggregate.ds_label.value == "negative"
+        assert 0.5 < aggregate.ds_confidence <= 1.0
+        # Two of three agree: with K = 3 the vote wants three agreeing votes.
+        assert not aggregate.kept and aggregate.needs_more
+
+
+def test_a_worker_who_always_gives_one_label_is_filtered_by_the_distribution(db):
+    campaign = make_labeling_campaign(
+        units=12, gold=2, rounds_per_assignment=4, gold_rounds_per_assignment=2
+    )
+    answers = iter([True, False] * 100)
+
+    def balanced(_):
+        return True, "positive" if next(answers) else "negative"
+
+    honest = [work(campaign, real=balanced)[0] for _ in range(4)]
+    one_label, _ = work(campaign, real=lambda _: (True, "positive"))
+    quality_refresh(campaign=campaign)
+
+    flagged = quality_of(campaign, one_label)
+    assert not flagged.qualified  # gold all right, yet filtered by its labels
+    assert flagged.gold_correct == flagged.gold_total == 6
+    assert flagged.distribution_distance > campaign.label_distribution_threshold
+    assert "label distribution differs" in flagged.reasons[0]
+    assert all(quality_of(campaign, worker).qualified for worker in honest)

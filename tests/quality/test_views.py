@@ -1,0 +1,127 @@
+"""The quality page and its htmx fragments, and the quality API."""
+
+import pytest
+from django.urls import reverse
+
+from cfannotate.quality.models import DecisionState, WorkerDecision
+from cfannotate.quality.services import quality_refresh
+from tests.factories import make_labeling_campaign, make_user
+from tests.quality.conftest import work
+
+
+@pytest.fixture
+def labeled(researcher):
+    campaign = make_labeling_campaign(
+        units=6, gold=2, rounds_per_assignment=3, gold_rounds_per_assignment=2
+    )
+    campaign.owner = researcher
+    campaign.save(update_fields=["owner"])
+    work(campaign, seconds=30, real=lambda _: (True, "negative"))
+    work(campaign, seconds=9, gold_right=3, real=lambda _: (True, "negative"))
+    quality_refresh(campaign=campaign)
+    return campaign
+
+
+@pytest.fixture
+def browser_client(client, researcher):
+    client.force_login(researcher)
+    return client
+
+
+def test_the_quality_page_shows_verdicts_agreement_and_charts(browser_client, labeled):
+    response = browser_client.get(reverse("quality-page", args=[labeled.id]))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "Quality control" in html
+    assert "1 / 2" in html  # workers qualified
+    assert "Fleiss" in html and "Cohen" in html
+    assert html.count("<svg") == 3
+    assert "3 of 6 gold counterfactuals right" in html
+    assert 'hx-trigger="every 20s"' in html  # live while labeling
+    assert "Send confirmed decisions" in html
+
+
+def test_the_report_fragment_and_refresh(browser_client, labeled):
+    fragment = browser_client.get(reverse("quality-report", args=[labeled.id]))
+    assert fragment.status_code == 200
+    assert fragment.content.decode().lstrip().startswith("{#") is False
+    assert 'id="quality-report"' in fragment.content.decode()
+    refreshed = browser_client.post(reverse("quality-refresh", args=[labeled.id]))
+    assert refreshed.status_code == 200
+    assert "Quality control ran: 1 of 2 workers qualified" in refreshed.content.decode()
+    assert refreshed["HX-Trigger"] == "decisions-changed"
+
+
+def test_worker_ids_are_escaped(browser_client, labeled):
+    from cfannotate.crowd.models import Worker
+
+    worker = Worker.objects.filter(qualities__campaign=labeled).first()
+    Worker.objects.filter(pk=worker.pk).update(external_id="<script>x</script>")
+    html = browser_client.get(reverse("quality-page", args=[labeled.id])).content.decode()
+    assert "<script>x</script>" not in html
+    assert "&lt;script&gt;x&lt;/script&gt;" in html
+
+
+def test_decisions_change_through_the_page(browser_client, labeled):
+    decision = WorkerDecision.objects.filter(campaign=labeled, action="approve").first()
+    url = reverse("quality-decision-update", args=[labeled.id, decision.id])
+    bad = browser_client.post(url, {"state": "confirmed", "action": "reject"})
+    assert bad.status_code == 400
+    assert "Say why you reject this assignment." in bad.content.decode()
+    good = browser_client.post(url, {"state": "confirmed", "reason": "Good work, thanks."})
+    assert good.status_code == 200
+    decision.refresh_from_db()
+    assert decision.state == DecisionState.CONFIRMED and decision.reason == "Good work, thanks."
+    bad_amount = browser_client.post(url, {"state": "confirmed", "amount": "lots"})
+    assert bad_amount.status_code == 400
+    sent = browser_client.post(reverse("quality-decisions-apply", args=[labeled.id]))
+    assert "1 decision(s) sent to the platforms." in sent.content.decode()
+
+
+def test_pages_are_for_the_owner_only(client, labeled):
+    client.force_login(make_user("mallory"))
+    assert client.get(reverse("quality-page", args=[labeled.id])).status_code == 404
+    assert client.post(reverse("quality-refresh", args=[labeled.id])).status_code == 404
+    decision = WorkerDecision.objects.filter(campaign=labeled).first()
+    url = reverse("quality-decision-update", args=[labeled.id, decision.id])
+    assert client.post(url, {"state": "dismissed"}).status_code == 404
+    client.logout()
+    assert client.get(reverse("quality-page", args=[labeled.id])).status_code == 302
+
+
+def test_the_api_reports_the_same_numbers(api_client, labeled):
+    report = api_client.get(f"/api/campaigns/{labeled.id}/quality/").json()
+    assert report["summary"]["workers"] == 2 and report["summary"]["qualified"] == 1
+    assert report["label_agreement"]["items"] > 0
+    by_quality = {row["qualified"]: row for row in report["workers"]}
+    assert by_quality[False]["gold_correct"] == 3 and by_quality[False]["gold_total"] == 6
+    assert by_quality[True]["median_seconds"] == 30.0
+
+    refreshed = api_client.post(f"/api/campaigns/{labeled.id}/quality/refresh/")
+    assert refreshed.status_code == 200 and refreshed.json()["workers"] == 2
+
+    listed = api_client.get(f"/api/campaigns/{labeled.id}/decisions/?state=proposed").json()
+    assert listed["count"] == WorkerDecision.objects.filter(campaign=labeled).count()
+    decision_id = listed["results"][0]["id"]
+    bad = api_client.post(f"/api/campaigns/{labeled.id}/decisions/{decision_id}/", {})
+    assert bad.status_code == 400 and "state" in bad.json()["fields"]
+    bad_state = api_client.get(f"/api/campaigns/{labeled.id}/decisions/?state=nope")
+    assert bad_state.status_code == 400
+    missing = api_client.post(f"/api/campaigns/{labeled.id}/decisions/999999/", {"state": "x"})
+    assert missing.status_code == 404
+    ok = api_client.post(
+        f"/api/campaigns/{labeled.id}/decisions/{decision_id}/",
+        {"state": "confirmed"},
+        format="json",
+    )
+    assert ok.status_code == 200 and ok.json()["state"] == "confirmed"
+    applied = api_client.post(f"/api/campaigns/{labeled.id}/decisions/apply/").json()
+    assert applied == {"applied": 1, "failed": 0}
+
+
+def test_the_api_is_scoped_to_the_owner(api_client, other_researcher):
+    campaign = make_labeling_campaign(units=1, gold=0)
+    campaign.owner = other_researcher
+    campaign.save(update_fields=["owner"])
+    assert api_client.get(f"/api/campaigns/{campaign.id}/quality/").status_code == 404
+    assert api_client.post(f"/api/campaigns/{campaign.id}/decisions/apply/").status_code == 404

@@ -14,4 +14,14 @@ urlpatterns = [
         campaign_views.labeling_pause_view,
         name="labeling-pause",
     ),
+    path(
+        "<int:campaign_id>/labeling/order/",
+        campaign_views.labeling_order_view,
+        name="labeling-order",
+    ),
+    path(
+        "<int:campaign_id>/labeling/priority/",
+        campaign_views.labeling_priority_view,
+        name="labeling-priority",
+    ),
 ]

@@ -10,10 +10,12 @@ from cfannotate.campaigns.selectors import campaign_get_for_owner
 from cfannotate.core.exceptions import CfannotateError, NotFound
 from cfannotate.core.htmx import HtmxHttpRequest
 from cfannotate.crowd.tokens import join_token
+from cfannotate.labeling.ordering import units_order_by_budget
 from cfannotate.labeling.selectors import labeling_progress
 from cfannotate.labeling.services import labeling_open, labeling_pause
 
 FRAGMENT = "labeling/_campaign_labeling.html"
+ORDER_FRAGMENT = "labeling/_labeling_order.html"
 
 
 def labeling_context(request, campaign) -> dict:
@@ -64,3 +66,44 @@ def labeling_pause_view(request: HtmxHttpRequest, campaign_id: int) -> HttpRespo
     except CfannotateError as error:
         return _fragment(request, campaign, error=error.message, status=error.status_code)
     return _fragment(request, campaign)
+
+
+def _order_fragment(request, campaign, *, message: str = "", error: str = "", status: int = 200):
+    context = {"campaign": campaign, "message": message, "error": error}
+    return TemplateResponse(request, ORDER_FRAGMENT, context, status=status)
+
+
+@login_required
+@require_POST
+def labeling_order_view(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
+    """Corpus-level selection: the most diverse `budget` originals are labeled first."""
+    campaign = _campaign(request, campaign_id)
+    raw = request.POST.get("budget", "").strip()
+    try:
+        budget = int(raw) if raw.isdigit() else -1
+        summary = units_order_by_budget(campaign=campaign, budget=budget)
+    except CfannotateError as error:
+        return _order_fragment(request, campaign, error=error.message, status=error.status_code)
+    message = (
+        f"The {summary.originals} most diverse of the open originals (budget {summary.budget}) "
+        f"come first: {summary.units} unit(s) moved to the front."
+    )
+    return _order_fragment(request, campaign, message=message)
+
+
+@login_required
+@require_POST
+def labeling_priority_view(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
+    """Model in the loop (§4.4): originals the baseline gets wrong or is unsure of first."""
+    from cfannotate.campaigns.priority import originals_prioritize
+
+    campaign = _campaign(request, campaign_id)
+    try:
+        summary = originals_prioritize(campaign=campaign)
+    except CfannotateError as error:
+        return _order_fragment(request, campaign, error=error.message, status=error.status_code)
+    message = (
+        f"Prioritized {summary.originals} originals with the {summary.source} model: it gets "
+        f"{summary.wrong} wrong; those and the ones it is unsure of are labeled first."
+    )
+    return _order_fragment(request, campaign, message=message)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from cfannotate.campaigns.models import Campaign
-from cfannotate.candidates.models import Candidate, CandidateStatus, ControlCode
+from cfannotate.candidates.models import Candidate, CandidateSource, CandidateStatus, ControlCode
 from cfannotate.labeling.models import GoldRound, LabelingUnit, UnitItem
 
 ROUND_SIZE = 3  # counterfactuals shown per round (Polyjuice §4.2)
@@ -24,7 +24,8 @@ class SelectionSummary:
     candidates: int
 
 
-def _weights(campaign: Campaign):
+def distance_weights(campaign: Campaign):
+    """The campaign's weights of the relationship distance D_L."""
     from generation.selection import DistanceWeights
 
     return DistanceWeights(
@@ -51,8 +52,9 @@ def units_create_from_selection(*, campaign: Campaign) -> SelectionSummary:
         .exclude(original_id__in=done)
         # Originals of gold rounds stay out of real rounds, so gold cannot be recognised.
         .exclude(original_id__in=GoldRound.objects.filter(campaign=campaign).values("original_id"))
-        # `global` edits are rewrites too far from x to be counterfactuals (A.2).
-        .exclude(control_code=ControlCode.GLOBAL)
+        # Generated `global` edits are rewrites too far from x to be counterfactuals (A.2);
+        # a researcher's imported candidates are labeled whatever their edit.
+        .exclude(control_code=ControlCode.GLOBAL, source=CandidateSource.GENERATED)
         .select_related("original")
         .order_by("original_id", "id")
     )
@@ -65,7 +67,7 @@ def units_create_from_selection(*, campaign: Campaign) -> SelectionSummary:
     chosen = select_diverse_many(
         relationships,
         campaign.selected_per_original,
-        weights=_weights(campaign),
+        weights=distance_weights(campaign),
         fluency=fluency,
         groups=[str(candidate.original_id) for candidate in pool],
     )

@@ -1,8 +1,9 @@
 """Intrinsic metrics of a counterfactual set (Polyjuice A.3.2): diversity and closeness.
 
-Self-BLEU (within the candidates of one x; lower means more diverse), token-level
-Levenshtein distance to x, and embedding distance to x with the packaged MiniLM
-sentence encoder, standing in for the paper's sentence-similarity model.
+Self-BLEU (within the candidates of one x; lower means more diverse), Distinct-n
+(across a whole set; NeuroCounterfactuals Table 4), token-level Levenshtein distance
+to x, and embedding distance to x with the packaged MiniLM sentence encoder, standing
+in for the paper's sentence-similarity model.
 """
 
 import functools
@@ -51,6 +52,16 @@ def self_bleu(texts: list[str]) -> float | None:
         for index, tokens in enumerate(tokenized)
     ]
     return sum(scores) / len(scores)
+
+
+def distinct_n(texts: list[str], n: int = 2) -> float | None:
+    """Distinct n-grams over all n-grams of a set of texts (Li et al., 2015), lower-cased
+    on whitespace; higher means more diverse. None when no text has n tokens."""
+    grams: Counter = Counter()
+    for text in texts:
+        grams.update(_ngrams(text.lower().split(), n))
+    total = sum(grams.values())
+    return len(grams) / total if total else None
 
 
 def token_levenshtein(a: list[str], b: list[str]) -> int:

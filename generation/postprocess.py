@@ -48,7 +48,8 @@ class PostprocessResult:
     stats: PostprocessStats = field(default_factory=PostprocessStats)
 
 
-def _normalized(text: str) -> str:
+def normalized_text(text: str) -> str:
+    """The form two texts are compared in: lower case, runs of whitespace as one space."""
     return " ".join(text.lower().split())
 
 
@@ -59,12 +60,12 @@ def dedupe(
     seen: set[tuple[str, str]] = set()
     unique = []
     for record in records:
-        key = (record.original_key, _normalized(record.text))
+        key = (record.original_key, normalized_text(record.text))
         if key in seen:
             stats.duplicates += 1
             continue
         seen.add(key)
-        if key[1] == _normalized(originals[record.original_key].text):
+        if key[1] == normalized_text(originals[record.original_key].text):
             stats.copies += 1
             continue
         unique.append(record)

@@ -10,6 +10,16 @@ urlpatterns = [
         "campaigns/<int:campaign_id>/", apis.CampaignDetailApi.as_view(), name="api-campaign-detail"
     ),
     path(
+        "campaigns/<int:campaign_id>/update/",
+        apis.CampaignUpdateApi.as_view(),
+        name="api-campaign-update",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/candidates/import/",
+        candidate_apis.CandidateImportApi.as_view(),
+        name="api-candidate-import",
+    ),
+    path(
         "campaigns/<int:campaign_id>/originals/",
         apis.OriginalListApi.as_view(),
         name="api-original-list",

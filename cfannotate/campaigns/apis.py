@@ -72,6 +72,24 @@ class CampaignDetailApi(APIView):
         return Response(CampaignOutputSerializer(campaign).data)
 
 
+class CampaignUpdateApi(APIView):
+    """Change per-stage settings, e.g. the generators: `{"settings": {"generators": [...]}}`."""
+
+    @extend_schema_serializer(component_name="CampaignUpdateInput")
+    class InputSerializer(serializers.Serializer):
+        settings = serializers.DictField(allow_empty=False)
+
+    @extend_schema(request=InputSerializer, responses=CampaignOutputSerializer)
+    def patch(self, request: Request, campaign_id: int) -> Response:
+        campaign = selectors.campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        campaign = services.campaign_update(
+            campaign=campaign, settings=serializer.validated_data["settings"]
+        )
+        return Response(CampaignOutputSerializer(campaign).data)
+
+
 class OriginalOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     external_id = serializers.CharField()

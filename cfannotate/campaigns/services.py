@@ -63,6 +63,7 @@ def campaign_create(
         else (template.instructions if template else ""),
     )
     _apply_settings(campaign, settings or {})
+    _check_generation_settings(campaign, [label.value for label in label_templates])
     campaign.full_clean()
     campaign.save()
     CampaignLabel.objects.bulk_create(
@@ -87,6 +88,30 @@ def _apply_settings(campaign: Campaign, settings: Mapping[str, object]) -> None:
         )
     for name, value in settings.items():
         setattr(campaign, name, value)
+
+
+@transaction.atomic
+def campaign_update(*, campaign: Campaign, settings: Mapping[str, object]) -> Campaign:
+    """Change some of a campaign's per-stage settings (SETTING_FIELDS); the rest stay.
+
+    The same checks as on creation: a bad generator entry is refused naming
+    `generators[i].option`, before anything is saved or any model loads.
+    """
+    campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    _apply_settings(campaign, settings)
+    _check_generation_settings(campaign, list(campaign.labels.values_list("value", flat=True)))
+    campaign.full_clean()
+    campaign.save(update_fields=[*settings, "updated_at"])
+    return campaign
+
+
+def _check_generation_settings(campaign: Campaign, label_values: list[str]) -> None:
+    """The generator entries and targeting, checked against the label set (the adapter's rules)."""
+    from cfannotate.candidates.adapter import entries_from_settings
+
+    entries_from_settings(
+        campaign.generators, label_values=label_values, targeting=campaign.targeting
+    )
 
 
 def _label_templates(labels: list[Mapping[str, str]] | None, template) -> list[LabelTemplate]:

@@ -1,36 +1,35 @@
 """The one place where ORM rows become `generation` records and generation results rows.
 
-`generation` never imports Django; this module maps campaigns and originals to its
-plain dataclasses and its annotated candidates back to unsaved `Candidate` rows.
+`generation` never imports Django; this module maps a campaign's settings to the
+generation library's generators, originals to its plain records, and its annotated
+candidates back to unsaved `Candidate` rows.
+
+A campaign's `generators` is a list of entries, e.g.
+`[{"name": "polyjuice", "codes": ["negation"]}, {"name": "lexicon-remove",
+"classifier": "vader"}]`: `name` picks a generator of the registry, `fluency_model`
+the LM that scores its candidates, and every other key is one of that generator's
+options. An empty list means Polyjuice with its defaults.
 """
 
-from collections.abc import Iterable
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
-from cfannotate.campaigns.models import Campaign, Original
+from cfannotate.campaigns.models import Campaign, CampaignLabel, Original
 from cfannotate.candidates.models import Candidate, CandidateSource, CandidateStatus
 from cfannotate.core.exceptions import InvalidInput
-from generation.decoding import DecodingConfig
-from generation.pipeline import PipelineSettings
-from generation.polyjuice import DEFAULT_CODES, PolyjuiceSettings
 from generation.postprocess import AnnotatedCandidate
 from generation.records import OriginalRecord
 
-POLYJUICE_OPTIONS = {
-    "name",
-    "codes",
-    "strategy",
-    "model",
-    "fluency_model",
-    "blank_sets",
-    "max_blanks",
-    "sentence_blank",
-    "per_prompt",
-    "temperature",
-    "top_p",
-    "num_beams",
-    "batch_size",
-    "seed",
-}
+DEFAULT_GENERATORS = ({"name": "polyjuice"},)
+# Keys of an entry that are not options of the generator itself.
+ENTRY_KEYS = ("name", "fluency_model")
+# Options whose values are label values of the campaign (dict options: keys and values),
+# checked with their defaults: causal-negation's default target "no_relationship" makes
+# no sense on a sentiment campaign, and is refused on save rather than mid-run.
+LABEL_OPTIONS = ("source_labels", "target_label", "label_map", "label_choices")
+TARGETING_KEYS = ("slices", "code")
+IMPORTED_GENERATOR = "imported"
 
 
 def original_record(original: Original) -> OriginalRecord:
@@ -46,76 +45,257 @@ def original_records(originals: Iterable[Original]) -> list[OriginalRecord]:
     return [original_record(original) for original in originals]
 
 
-def polyjuice_config(campaign: Campaign) -> dict:
-    """The campaign's Polyjuice generator entry (defaults when it names none)."""
-    for entry in campaign.generators or []:
-        if isinstance(entry, dict) and entry.get("name", "polyjuice") == "polyjuice":
-            return entry
-    return {"name": "polyjuice"}
+# --------------------------------------------------------------------------- generators
 
 
-def pipeline_settings(campaign: Campaign, *, device: str = "auto") -> PipelineSettings:
-    """PipelineSettings from the campaign's generator entry and fluency threshold.
+@dataclass(frozen=True)
+class GeneratorEntry:
+    """One checked entry of `campaign.generators`: what to load, and how to score it."""
 
-    Bad settings raise InvalidInput naming the setting, before any model loads.
-    """
-    config = polyjuice_config(campaign)
-    unknown = sorted(set(config) - POLYJUICE_OPTIONS)
-    if unknown:
-        raise InvalidInput(
-            f"Unknown Polyjuice settings: {', '.join(unknown)}.",
-            fields={f"generators.{name}": ["Not a Polyjuice setting."] for name in unknown},
-        )
-    try:
-        decoding = DecodingConfig(
-            per_prompt=int(config.get("per_prompt", 3)),
-            temperature=float(config.get("temperature", 1.0)),
-            top_p=float(config.get("top_p", 0.9)),
-            num_beams=int(config.get("num_beams", 1)),
-            do_sample=int(config.get("num_beams", 1)) <= 1,
-            batch_size=int(config.get("batch_size", 32)),
-            seed=config.get("seed", 0),
-        )
-        polyjuice = PolyjuiceSettings(
-            codes=tuple(config.get("codes") or DEFAULT_CODES),
-            strategy=str(config.get("strategy", "auto")),
-            random_blank_sets=int(config.get("blank_sets", 3)),
-            max_blanks=int(config.get("max_blanks", 3)),
-            sentence_blank=bool(config.get("sentence_blank", True)),
-            decoding=decoding,
-            seed=int(config.get("seed", 0) or 0),
-        )
-    except (TypeError, ValueError) as error:
-        raise InvalidInput(
-            f"Invalid Polyjuice settings: {error}", fields={"generators": [str(error)]}
-        ) from None
-    return PipelineSettings(
-        model=config.get("model") or None,
-        fluency_model=config.get("fluency_model") or None,
-        device=device,
-        fluency_threshold=campaign.fluency_threshold,
-        polyjuice=polyjuice,
+    position: int  # index in the campaign's list, for error messages
+    name: str
+    options: dict = field(default_factory=dict)  # with the campaign's defaults filled in
+    fluency_model: str | None = None
+
+    def load(self):
+        from generation.generators import load_generator
+
+        return load_generator(self.name, self.options)
+
+
+def generator_entries(campaign: Campaign) -> list[GeneratorEntry]:
+    """The campaign's generator entries, checked; InvalidInput before any model loads."""
+    labels = list(campaign.labels.values_list("value", flat=True))
+    return entries_from_settings(
+        campaign.generators, label_values=labels, targeting=campaign.targeting
     )
 
 
+def entries_from_settings(
+    generators: object, *, label_values: Sequence[str], targeting: object = None
+) -> list[GeneratorEntry]:
+    """Check a `generators` setting (and the `targeting` Polyjuice uses) against a label set.
+
+    Every problem is reported at once, each under the field it concerns, e.g.
+    `generators[1].min_valence` or `generators[0].name`; nothing is loaded.
+    """
+    errors: dict[str, list[str]] = {}
+    slices = _targeting_options(targeting, errors)
+    if generators in (None, []):
+        generators = list(DEFAULT_GENERATORS)
+    if not isinstance(generators, list):
+        errors["generators"] = ['A list of entries such as {"name": "polyjuice"}.']
+        generators = []
+    entries = []
+    for position, entry in enumerate(generators):
+        checked = _entry(position, entry, label_values, slices, errors)
+        if checked is not None:
+            entries.append(checked)
+    if errors:
+        names = ", ".join(sorted(errors))
+        raise InvalidInput(f"Invalid generator settings: {names}.", fields=errors)
+    return entries
+
+
+def _targeting_options(targeting: object, errors: dict[str, list[str]]) -> dict:
+    """Polyjuice's slice options from the campaign's targeting (Polyjuice §4.1)."""
+    from generation.slicing import get_slice
+    from generation.tokens import CONTROL_CODES
+
+    if not targeting:
+        return {}
+    if not isinstance(targeting, Mapping):
+        errors["targeting"] = ['An object such as {"slices": ["preposition"], "code": "lexical"}.']
+        return {}
+    for key in sorted(set(targeting) - set(TARGETING_KEYS)):
+        errors[f"targeting.{key}"] = ["Not a targeting setting; use slices and code."]
+    slices = targeting.get("slices") or []
+    code = targeting.get("code")
+    if not isinstance(slices, list) or not all(isinstance(name, str) for name in slices):
+        errors["targeting.slices"] = ["A list of slicing function names."]
+        slices = []
+    for name in slices:
+        try:
+            get_slice(name)
+        except ValueError as error:
+            errors.setdefault("targeting.slices", []).append(f"Invalid targeting: {error}")
+    if code is not None and code not in CONTROL_CODES:
+        errors["targeting.code"] = [
+            f"Invalid targeting: unknown control code {code!r}; "
+            f"choose from {', '.join(CONTROL_CODES)}."
+        ]
+    if not slices or any(field.startswith("targeting") for field in errors):
+        return {}  # reported once, under targeting, not again under each Polyjuice entry
+    return {"slices": slices, **({"slice_code": code} if code else {})}
+
+
+def _entry(
+    position: int,
+    entry: object,
+    label_values: Sequence[str],
+    slices: dict,
+    errors: dict[str, list[str]],
+) -> GeneratorEntry | None:
+    from generation.generators import (
+        GeneratorOptionsError,
+        UnknownGenerator,
+        generator_class,
+        settings_from_options,
+    )
+
+    where = f"generators[{position}]"
+    if not isinstance(entry, Mapping):
+        errors[where] = ['An object such as {"name": "polyjuice", "codes": ["negation"]}.']
+        return None
+    name = entry.get("name", "polyjuice")
+    try:
+        cls = generator_class(name) if isinstance(name, str) else None
+    except UnknownGenerator as error:
+        errors[f"{where}.name"] = [f"{str(error)[0].upper()}{str(error)[1:]}."]
+        return None
+    if cls is None:
+        errors[f"{where}.name"] = ["The registry name of a generator, as text."]
+        return None
+    fluency_model = entry.get("fluency_model")
+    if fluency_model is not None and not isinstance(fluency_model, str):
+        errors[f"{where}.fluency_model"] = ["A model name or directory, as text."]
+    options = {key: value for key, value in entry.items() if key not in ENTRY_KEYS}
+    options = _campaign_defaults(cls, options, label_values, slices)
+    try:
+        settings = settings_from_options(cls.Settings, options)
+    except GeneratorOptionsError as error:
+        for option, problem in error.problems.items():
+            errors.setdefault(f"{where}.{option}" if option else where, []).append(problem)
+        return None
+    label_problems = _unknown_labels(settings, label_values)
+    for option, problem in label_problems.items():
+        errors.setdefault(f"{where}.{option}", []).append(problem)
+    if label_problems or f"{where}.fluency_model" in errors:
+        return None
+    return GeneratorEntry(position, name, options, fluency_model or None)
+
+
+def _campaign_defaults(cls: type, options: dict, label_values: Sequence[str], slices: dict):
+    """What a generator takes from the campaign unless its entry says otherwise: the
+    label set (to steer toward the other labels) and Polyjuice's targeting slices."""
+    names = {item.name for item in dataclasses.fields(cls.Settings)}
+    filled = dict(options)
+    if "label_choices" in names and "label_choices" not in filled:
+        filled["label_choices"] = list(label_values)
+    if "slices" in names and "slices" not in filled:
+        filled |= slices
+    return filled
+
+
+def _unknown_labels(settings, label_values: Sequence[str]) -> dict[str, str]:
+    """Label options (set or default) that name a label the campaign does not have."""
+    known = set(label_values)
+    problems = {}
+    for option in LABEL_OPTIONS:
+        value = getattr(settings, option, None)
+        if not value:
+            continue
+        named = (
+            [value]
+            if isinstance(value, str)
+            else [*value.keys(), *value.values()]
+            if isinstance(value, Mapping)
+            else list(value)
+        )
+        unknown = [label for label in named if label not in known]
+        if unknown:
+            problems[option] = (
+                f"Not a label of this campaign: {', '.join(map(repr, unknown))}; "
+                f"its labels are {', '.join(label_values)}."
+            )
+    return problems
+
+
+def fluency_model_of(campaign: Campaign) -> str | None:
+    """The first fluency model an entry names (imports score with it); None: the default."""
+    for entry in campaign.generators or []:
+        if isinstance(entry, Mapping) and isinstance(entry.get("fluency_model"), str):
+            return entry["fluency_model"] or None
+    return None
+
+
+def pipeline_settings(campaign: Campaign, entry: GeneratorEntry, *, device: str = "auto"):
+    """The post-processing settings of one entry: its fluency model and the threshold."""
+    from generation.pipeline import PipelineSettings
+
+    return PipelineSettings(
+        fluency_model=entry.fluency_model,
+        device=device,
+        fluency_threshold=campaign.fluency_threshold,
+    )
+
+
+# --------------------------------------------------------------------------- results
+
+
+def intended_labels(
+    campaign: Campaign, results: Iterable[AnnotatedCandidate]
+) -> dict[str, CampaignLabel]:
+    """The campaign label of every intended label the results name.
+
+    A generator's label is matched like an uploaded one (value, display name, the task's
+    aliases); one the campaign does not have is an error, not a silent None.
+    """
+    from cfannotate.campaigns.services import label_lookup
+
+    lookup = label_lookup(campaign)
+    found: dict[str, CampaignLabel] = {}
+    unknown: dict[str, set[str]] = {}
+    for result in results:
+        label = result.record.intended_label
+        if label is None or label in found:
+            continue
+        match = lookup.get(str(label).strip().lower())
+        if match is None:
+            unknown.setdefault(result.record.generator, set()).add(str(label))
+        else:
+            found[label] = match
+    if unknown:
+        labels = ", ".join(campaign.labels.values_list("value", flat=True))
+        raise InvalidInput(
+            "A generator aimed at a label this campaign does not have: "
+            + "; ".join(f"{name}: {', '.join(sorted(v))}" for name, v in sorted(unknown.items()))
+            + f". The campaign's labels are {labels}.",
+            fields={
+                "generators": [
+                    f"{name} intends {', '.join(sorted(v))}" for name, v in unknown.items()
+                ]
+            },
+        )
+    return found
+
+
 def candidate_row(
-    campaign: Campaign, originals: dict[str, Original], annotated: AnnotatedCandidate
+    campaign: Campaign,
+    originals: dict[str, Original],
+    annotated: AnnotatedCandidate,
+    labels: dict[str, CampaignLabel],
+    *,
+    source: str = CandidateSource.GENERATED,
 ) -> Candidate:
-    """An unsaved Candidate for one annotated result."""
+    """An unsaved Candidate for one annotated result (generated or imported)."""
     record = annotated.record
     fluency = annotated.fluency
     return Candidate(
         campaign=campaign,
         original=originals[record.original_key],
         text=record.text,
-        source=CandidateSource.GENERATED,
+        source=source,
         generator=record.generator,
         control_code=annotated.code,
+        intended_label=labels.get(record.intended_label) if record.intended_label else None,
         prompt=record.prompt,
         edit={**annotated.edit, "relationship": annotated.relationship.to_dict()},
         metadata={
             **record.metadata,
-            "requested_code": record.control_code,
+            # The generator's own name for its edit: the Polyjuice code it asked for, or
+            # e.g. "negation", "remove", "replace" (`control_code` is what was detected).
+            "edit_type": record.control_code,
             "dropped_by": annotated.dropped_by,
         },
         fluency_full=None if fluency is None else fluency.full,

@@ -1,15 +1,20 @@
-"""REST API of generation runs: start, progress, cancel, retry (owner-scoped)."""
+"""REST API of candidates: generation runs (start, progress, cancel, retry) and imports.
+
+Every endpoint is scoped to the campaign's owner.
+"""
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from cfannotate.campaigns.selectors import campaign_get_for_owner
-from cfannotate.candidates import runs, selectors
+from cfannotate.candidates import runs, selectors, services
 from cfannotate.candidates.models import GenerationRun
+from cfannotate.candidates.uploads import uploaded_bytes
 from cfannotate.core.exceptions import NotFound
 
 
@@ -76,3 +81,40 @@ class GenerationCancelApi(_RunActionApi):
 
 class GenerationRetryApi(_RunActionApi):
     run_action = staticmethod(runs.generation_run_retry)
+
+
+class CandidateImportApi(APIView):
+    """Upload the researcher's own candidates (CSV or JSONL); all rows or none."""
+
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema_serializer(component_name="CandidateImportInput")
+    class InputSerializer(serializers.Serializer):
+        file = serializers.FileField(
+            help_text="CSV (with a header) or JSONL: original_id, text, optional intended_label."
+        )
+        score_fluency = serializers.BooleanField(
+            default=False, help_text="Score fluency with the campaign's LM (slower)."
+        )
+
+    @extend_schema_serializer(component_name="CandidateImportOutput")
+    class OutputSerializer(serializers.Serializer):
+        imported = serializers.IntegerField()
+        kept = serializers.IntegerField()
+        originals = serializers.IntegerField()
+
+    @extend_schema(
+        request={"multipart/form-data": InputSerializer}, responses={201: OutputSerializer}
+    )
+    def post(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        upload = serializer.validated_data["file"]
+        summary = services.candidates_import(
+            campaign=campaign,
+            file_name=upload.name,
+            content=uploaded_bytes(upload),
+            score_fluency=serializer.validated_data["score_fluency"],
+        )
+        return Response(self.OutputSerializer(summary).data, status=status.HTTP_201_CREATED)

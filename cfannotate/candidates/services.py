@@ -1,56 +1,64 @@
-"""Writes of candidates: generating them for a campaign's originals and storing the result."""
+"""Writes of candidates: generating them with a campaign's generators, importing them, storing."""
 
 import logging
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.db import transaction
 
-from cfannotate.campaigns.models import Campaign, CampaignStatus, Original
+from cfannotate.campaigns.models import Campaign, CampaignLabel, CampaignStatus, Original
 from cfannotate.candidates import adapter
-from cfannotate.candidates.models import Candidate
+from cfannotate.candidates.models import Candidate, CandidateSource
 from cfannotate.core.exceptions import InvalidInput
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
+class GeneratorSummary:
+    """What one generator of the campaign made of a batch of originals."""
+
+    name: str
+    candidates: int  # distinct candidates, before storing
+    kept: int  # of those, passed the fluency filter
+    skipped: int  # originals it made nothing for (each with a reason, in the log)
+    seconds: float
+
+
+@dataclass(frozen=True)
 class GenerationSummary:
     originals: int
-    prompts: int
     stored: int  # new Candidate rows
-    kept: int  # of those, passed the fluency filter
+    kept: int  # candidates that passed the fluency filter, stored or already known
     already_known: int  # generated again but already stored for that original
-    malformed: int
+    generators: tuple[GeneratorSummary, ...]
     seconds: dict[str, float]
 
 
-def candidates_store(*, campaign: Campaign, originals: dict[str, Original], results) -> int:
-    """Insert annotated results, skipping texts the original already has. Returns rows added."""
-    rows = [adapter.candidate_row(campaign, originals, result) for result in results]
+def candidates_store(
+    *,
+    campaign: Campaign,
+    originals: dict[str, Original],
+    results,
+    source: str = CandidateSource.GENERATED,
+) -> int:
+    """Insert annotated results, skipping texts the original already has. Returns rows added.
+
+    An intended label the campaign does not have is refused before anything is written.
+    """
+    labels = adapter.intended_labels(campaign, results)
+    rows = [
+        adapter.candidate_row(campaign, originals, result, labels, source=source)
+        for result in results
+    ]
+    # Counted on these originals only: other chunks of the run write beside this one.
+    mine = Candidate.objects.filter(original__in=list(originals.values()))
     with transaction.atomic():
-        before = Candidate.objects.filter(campaign=campaign).count()
+        before = mine.count()
         # The unique (original, md5(text)) constraint makes re-runs idempotent.
         Candidate.objects.bulk_create(rows, batch_size=500, ignore_conflicts=True)
-        return Candidate.objects.filter(campaign=campaign).count() - before
-
-
-def targets_for_campaign(campaign: Campaign, records: list) -> list:
-    """Plain targets, or with `targeting = {"slices": [...], "code": ...}` only the originals
-    that match a slice, blanked exactly on the pattern (Polyjuice §4.1)."""
-    from generation.parsing import ParseCache
-    from generation.polyjuice import PerturbTarget
-    from generation.slicing import targets_for_slices
-
-    targeting = campaign.targeting or {}
-    slices = targeting.get("slices") or []
-    if not slices:
-        return [PerturbTarget(original=record) for record in records]
-    try:
-        return targets_for_slices(records, ParseCache(), slices, code=targeting.get("code"))
-    except ValueError as error:
-        raise InvalidInput(
-            f"Invalid targeting: {error}", fields={"targeting": [str(error)]}
-        ) from None
+        return mine.count() - before
 
 
 def originals_tag_slices(*, campaign: Campaign) -> int:
@@ -75,14 +83,20 @@ def candidates_generate(
     lm=None,
     fluency_lm=None,
 ) -> GenerationSummary:
-    """Run the Polyjuice pipeline on `originals` (default: all of the campaign's) and store it.
+    """Run every generator of the campaign on `originals` (default: all of its own), store.
 
-    Runs in the calling process: the web app queues it as a background task; the
-    demo calls it directly, and each chunk of a generation run (`cfannotate.candidates.runs`).
+    The generators run one after another on one shared parse cache; each one's output
+    goes through the same dedupe, edits, control code, relationship and fluency filter.
+    All candidates are stored together at the end, so a batch that fails stores
+    nothing and a batch run twice stores nothing twice. Runs in the calling process:
+    each chunk of a generation run (`cfannotate.candidates.runs`), and the demo.
+    `lm` / `fluency_lm` replace the models the settings name (tests, benchmarks).
     """
-    from generation.pipeline import run_polyjuice
+    from generation.generators import GenerationContext, GeneratorOptionsError
+    from generation.parsing import ParseCache
+    from generation.pipeline import run_generator
 
-    settings = adapter.pipeline_settings(campaign, device=device)
+    entries = adapter.generator_entries(campaign)
     originals = list(
         originals
         if originals is not None
@@ -91,29 +105,276 @@ def candidates_generate(
     if not originals:
         raise InvalidInput("The campaign has no originals to perturb.")
     by_key = {str(original.pk): original for original in originals}
-    targets = targets_for_campaign(campaign, adapter.original_records(originals))
-    if not targets:
-        raise InvalidInput("No original matches the campaign's slices; nothing to generate.")
-    result = run_polyjuice(
-        targets, settings, lm=lm, fluency_lm=fluency_lm, show_progress=show_progress
-    )
-    stored = candidates_store(campaign=campaign, originals=by_key, results=result.candidates)
+    records = adapter.original_records(originals)
+    parses = ParseCache()
+    started = time.perf_counter()
+    results, summaries = [], []
+    for entry in entries:
+        try:
+            generator = entry.load()
+        except GeneratorOptionsError as error:
+            where = f"generators[{entry.position}]"
+            raise InvalidInput(
+                f"{entry.name} cannot start: {error}", fields={where: [str(error)]}
+            ) from None
+        result, skipped = run_generator(
+            generator,
+            records,
+            adapter.pipeline_settings(campaign, entry, device=device),
+            fluency_lm=fluency_lm,
+            context=GenerationContext(parses=parses, device=device, lm=lm),
+            show_progress=show_progress,
+        )
+        for item in skipped:
+            logger.info("%s skipped original %s: %s", entry.name, item.original_key, item.reason)
+        results.extend(result.candidates)
+        summaries.append(
+            GeneratorSummary(
+                name=entry.name,
+                candidates=len(result.candidates),
+                kept=len(result.kept),
+                skipped=len({item.original_key for item in skipped}),
+                seconds=result.seconds.get("total", 0.0),
+            )
+        )
+    stored = candidates_store(campaign=campaign, originals=by_key, results=results)
     if campaign.status == CampaignStatus.DRAFT:
         Campaign.objects.filter(pk=campaign.pk).update(status=CampaignStatus.REVIEW)
-    kept = len(result.kept)
+    kept = sum(summary.kept for summary in summaries)
     logger.info(
-        "campaign %s: %d candidates stored (%d kept) from %d originals",
+        "campaign %s: %d candidates stored (%d kept) from %d originals by %s",
         campaign.pk,
         stored,
         kept,
         len(originals),
+        ", ".join(entry.name for entry in entries),
     )
     return GenerationSummary(
         originals=len(originals),
-        prompts=result.prompts,
         stored=stored,
         kept=kept,
-        already_known=len(result.candidates) - stored,
-        malformed=result.malformed,
-        seconds=result.seconds,
+        already_known=len(results) - stored,
+        generators=tuple(summaries),
+        seconds={"total": time.perf_counter() - started},
     )
+
+
+@dataclass(frozen=True)
+class ImportSummary:
+    imported: int  # new Candidate rows
+    kept: int  # of those, fluent (all of them when fluency was not scored)
+    originals: int  # originals they belong to
+
+
+def candidates_import(
+    *,
+    campaign: Campaign,
+    file_name: str,
+    content: bytes,
+    score_fluency: bool = False,
+    fluency_lm=None,
+    queue_selection: bool = True,
+) -> ImportSummary:
+    """Import the researcher's own candidates from a CSV or JSONL file: all rows or none.
+
+    Columns: `original_id` (an original's external id), `text`, optionally
+    `intended_label`; other columns are kept in the candidate's metadata. Every bad
+    row is reported at once (InvalidInput, one entry per row). Imported candidates get
+    the edit ops, control code and relationship that generated ones get, so selection
+    treats them alike; their fluency is scored only when asked, since that loads an LM.
+    Once stored, selection into labeling units is queued as after a generation run
+    (`queue_selection=False` leaves it to the caller, as the command does).
+    """
+    from cfannotate.candidates.uploads import read_candidate_upload
+    from generation.parsing import ParseCache
+    from generation.postprocess import annotate
+
+    parsed = read_candidate_upload(file_name=file_name, content=content)
+    records, originals = _import_records(campaign, parsed.rows, parsed.errors, file_name)
+    if score_fluency and fluency_lm is None:
+        fluency_lm = _fluency_lm(campaign)
+    annotated = annotate(
+        records,
+        {key: adapter.original_record(original) for key, original in originals.items()},
+        parses=ParseCache(),
+        fluency_lm=fluency_lm if score_fluency else None,
+        threshold=campaign.fluency_threshold,
+    )
+    with transaction.atomic():
+        imported = candidates_store(
+            campaign=campaign,
+            originals=originals,
+            results=annotated.candidates,
+            source=CandidateSource.IMPORTED,
+        )
+        if campaign.status == CampaignStatus.DRAFT:
+            Campaign.objects.filter(pk=campaign.pk).update(status=CampaignStatus.REVIEW)
+        if queue_selection:
+            _queue_selection(campaign.pk)
+    logger.info("campaign %s: %d candidates imported from %s", campaign.pk, imported, file_name)
+    return ImportSummary(
+        imported=imported,
+        kept=annotated.stats.kept,
+        originals=len({record.original_key for record in records}),
+    )
+
+
+def _fluency_lm(campaign: Campaign):
+    """The LM that scores the campaign's generated candidates, for imported ones."""
+    from generation.models import DEFAULT_MODEL, ModelUnavailable, load_cached
+
+    model = adapter.fluency_model_of(campaign) or DEFAULT_MODEL
+    try:
+        return load_cached(model)
+    except (ModelUnavailable, OSError) as error:
+        raise InvalidInput(
+            f"The fluency model {model} cannot be loaded here: {error}",
+            fields={"score_fluency": ["Import without fluency scoring, or install the model."]},
+        ) from None
+
+
+def _queue_selection(campaign_id: int) -> None:
+    """Select the diverse candidates into labeling units, as a finished generation run does."""
+    from cfannotate.labeling.tasks import select_units
+
+    transaction.on_commit(lambda: select_units.enqueue(campaign_id))
+
+
+@dataclass
+class _ImportIndex:
+    """What checking an import's rows needs to know about the campaign, read once."""
+
+    originals: dict[str, Original]  # by external id
+    gold: set[int]  # originals of gold rounds
+    in_units: set[int]  # originals that already have labeling units
+    existing: set[tuple[int, str]]  # (original, normalized text) of stored candidates
+    labels: dict[str, CampaignLabel]  # every accepted spelling
+    label_values: str
+
+    @classmethod
+    def of(cls, campaign: Campaign) -> "_ImportIndex":
+        from cfannotate.campaigns.services import label_lookup
+        from cfannotate.labeling.models import GoldRound, LabelingUnit
+        from generation.postprocess import normalized_text
+
+        stored = Candidate.objects.filter(campaign=campaign).values_list("original_id", "text")
+        return cls(
+            originals={
+                original.external_id: original
+                for original in campaign.originals.select_related("label").order_by("id")
+            },
+            gold=set(
+                GoldRound.objects.filter(campaign=campaign).values_list("original_id", flat=True)
+            ),
+            in_units=set(
+                LabelingUnit.objects.filter(campaign=campaign).values_list("original_id", flat=True)
+            ),
+            existing={(original_id, normalized_text(text)) for original_id, text in stored},
+            labels=label_lookup(campaign),
+            label_values=", ".join(campaign.labels.values_list("value", flat=True)),
+        )
+
+
+def _import_records(
+    campaign: Campaign, rows: Sequence, errors: dict[str, list[str]], file_name: str
+) -> tuple[list, dict[str, Original]]:
+    """Candidate records for the rows; InvalidInput listing every bad row (with `errors`)."""
+    from cfannotate.campaigns.services import MAX_ROW_ERRORS_REPORTED
+    from cfannotate.candidates.uploads import COLUMNS
+    from generation.records import CandidateRecord
+
+    index = _ImportIndex.of(campaign)
+    errors = dict(errors)
+    seen: dict[tuple[int, str], str] = {}
+    records, used = [], {}
+    for row in rows:
+        original, text, label, problems = _row_checked(row, index, seen)
+        if problems:
+            errors.setdefault(row.where, []).extend(problems)
+            continue
+        used[str(original.pk)] = original
+        extra = {key: value for key, value in row.values.items() if key not in COLUMNS}
+        records.append(
+            CandidateRecord(
+                original_key=str(original.pk),
+                text=text,
+                generator=adapter.IMPORTED_GENERATOR,
+                intended_label=label.value if label else None,
+                metadata={"file": file_name, "row": row.where}
+                | ({"columns": extra} if extra else {}),
+            )
+        )
+    if errors:
+        in_file_order = sorted(errors.items(), key=lambda item: int(item[0].split()[-1]))
+        shown = dict(in_file_order[:MAX_ROW_ERRORS_REPORTED])
+        message = f"{len(errors)} row(s) are invalid; nothing was imported."
+        if len(errors) > len(shown):
+            message += f" Only the first {len(shown)} are listed."
+        raise InvalidInput(message, fields=shown)
+    return records, used
+
+
+def _row_checked(row, index: _ImportIndex, seen: dict[tuple[int, str], str]):
+    """(original, text, intended label, problems) of one uploaded row."""
+    from cfannotate.campaigns.services import MAX_TEXT_CHARS
+    from generation.postprocess import normalized_text
+
+    problems = []
+    external_id = _cell(row.values.get("original_id"))
+    text = _cell(row.values.get("text"))
+    label_name = _cell(row.values.get("intended_label"))
+    original = index.originals.get(external_id) if isinstance(external_id, str) else None
+    label = None
+
+    if not isinstance(external_id, str):
+        problems.append("original_id: Must be text or a number.")
+    elif not external_id:
+        problems.append("original_id: Missing; give the id of one of the campaign's originals.")
+    elif original is None:
+        problems.append(f"original_id: No original {external_id!r} in this campaign.")
+    elif original.pk in index.gold:
+        problems.append(
+            f"original_id: {external_id!r} is the original of a gold round; "
+            "its candidates are never shown in real rounds."
+        )
+    elif original.pk in index.in_units:
+        problems.append(
+            f"original_id: {external_id!r} already has labeling units; "
+            "candidates added now would never be selected."
+        )
+    if not isinstance(text, str):
+        problems.append("text: Must be text.")
+    elif not text:
+        problems.append("text: Missing or empty.")
+    elif "\x00" in text:
+        problems.append("text: Contains a NUL character (byte 0); remove it.")
+    elif len(text) > MAX_TEXT_CHARS:
+        problems.append(f"text: {len(text):,} characters; the limit is {MAX_TEXT_CHARS:,}.")
+    elif original is not None:
+        key = (original.pk, normalized_text(text))
+        if key[1] == normalized_text(original.text):
+            problems.append("text: The same as the original; a counterfactual must differ.")
+        elif key in seen:
+            problems.append(f"text: The same counterfactual as {seen[key]}.")
+        elif key in index.existing:
+            problems.append("text: Already a candidate of this original.")
+        seen.setdefault(key, row.where)
+    if label_name:
+        label = index.labels.get(label_name.lower()) if isinstance(label_name, str) else None
+        if label is None:
+            problems.append(
+                f"intended_label: Unknown label {label_name!r}; "
+                f"expected one of {index.label_values}."
+            )
+    return original, text, label, problems
+
+
+def _cell(value):
+    """A cell as stripped text; None stays None, numbers become text, other kinds stay."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float):
+        return str(value)
+    return value.strip() if isinstance(value, str) else value

@@ -24,7 +24,15 @@ DEFAULT_MAX_TOKENS = 256  # longer originals are skipped: the methods are senten
 
 
 class GeneratorOptionsError(ValueError):
-    """A generator was given an option it does not have, or a value of the wrong kind."""
+    """A generator was given an option it does not have, or a value of the wrong kind.
+
+    `problems` maps each option at fault to what is wrong with it; the key "" holds a
+    problem of the options together that no single option explains.
+    """
+
+    def __init__(self, message: str, *, problems: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.problems = problems if problems is not None else {"": message}
 
 
 @dataclass(frozen=True)
@@ -52,6 +60,9 @@ class GenerationContext:
     parses: ParseCache = field(default_factory=ParseCache)
     device: str = "auto"
     dtype: str = "auto"
+    # A loaded causal LM that every LM-based generator uses in place of loading its
+    # `model` setting: tests and benchmarks hand in a small model this way.
+    lm: object | None = None
     progress: Callable[[int], None] | None = None  # called with the number of originals done
 
     def advance(self, count: int = 1) -> None:
@@ -71,24 +82,64 @@ def settings_from_options(settings_class: type, options: dict | None):
     """Build a generator's frozen settings dataclass from a plain dict (campaign JSON, CLI).
 
     Unknown keys and values of the wrong kind are refused with one clear message,
-    so a typo in a campaign's settings never silently falls back to a default.
+    so a typo in a campaign's settings never silently falls back to a default. The
+    error's `problems` names every option at fault, so a form can point at each.
     """
     options = dict(options or {})
     known = {item.name: item for item in dataclasses.fields(settings_class)}
+    problems: dict[str, str] = {}
     unknown = sorted(set(options) - set(known))
     if unknown:
-        raise GeneratorOptionsError(
-            f"unknown option(s) {', '.join(unknown)}; "
-            f"this generator takes: {', '.join(sorted(known)) or 'no options'}"
-        )
+        takes = f"this generator takes: {', '.join(sorted(known)) or 'no options'}"
+        message = f"unknown option(s) {', '.join(unknown)}; {takes}"
+        problems |= {name: f"unknown option; {takes}" for name in unknown}
     hints = typing.get_type_hints(settings_class)
     values = {}
     for name, value in options.items():
-        values[name] = _coerce(name, value, hints[name])
+        if name in known:
+            try:
+                values[name] = _coerce(name, value, hints[name])
+            except GeneratorOptionsError as error:
+                problems[name] = str(error)
+    invalid = _builds(settings_class, values)
+    if invalid is not None:
+        # Checked even beside unknown options, so that every problem is told at once.
+        blamed = _blame(settings_class, values, invalid)
+        problems |= {name: text for name, text in blamed.items() if name or not problems}
+    if problems:
+        messages = [message] if unknown else []
+        messages += [text for name, text in problems.items() if name not in unknown]
+        message = "; ".join(dict.fromkeys(text.rstrip(".") for text in messages))
+        raise GeneratorOptionsError(message, problems=problems)
+    return settings_class(**values)
+
+
+def _builds(settings_class: type, values: dict) -> str | None:
+    """None when these values make valid settings, else why not."""
     try:
-        return settings_class(**values)
+        settings_class(**values)
     except (TypeError, ValueError) as error:
-        raise GeneratorOptionsError(str(error)) from error
+        return str(error)
+    return None
+
+
+def _blame(settings_class: type, values: dict, message: str) -> dict[str, str]:
+    """The options that make valid values invalid together with the defaults.
+
+    An option is at fault when leaving it out makes the rest valid; failing that, each
+    option that is invalid on its own; failing that, the combination ("").
+    """
+    at_fault = {
+        name: message
+        for name in values
+        if _builds(settings_class, {k: v for k, v in values.items() if k != name}) is None
+    }
+    if not at_fault:
+        for name, value in values.items():
+            alone = _builds(settings_class, {name: value})
+            if alone is not None:
+                at_fault[name] = alone
+    return at_fault or {"": message}
 
 
 def _coerce(name: str, value, hint):

@@ -305,7 +305,7 @@ class ConceptSteered:
 
         # 2. The LM, loaded once per process.
         settings = self.settings
-        lm = load_cached(
+        lm = context.lm or load_cached(
             settings.model or DEFAULT_MODEL, device=context.device, dtype=context.dtype
         )
 

@@ -1,4 +1,9 @@
-"""Polyjuice behind the generator interface, with the same options a campaign gives it."""
+"""Polyjuice behind the generator interface, with the same options a campaign gives it.
+
+With `slices`, only originals that match one of those slicing functions are perturbed,
+blanked exactly on what matched (Polyjuice §4.1, `generation.slicing`); the others are
+skipped with the reason.
+"""
 
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -15,6 +20,8 @@ from generation.polyjuice import (
     polyjuice_generate,
 )
 from generation.records import OriginalRecord
+from generation.slicing import get_slice, targets_for_slices
+from generation.tokens import CONTROL_CODES
 
 
 class PolyjuiceGenerator:
@@ -34,6 +41,10 @@ class PolyjuiceGenerator:
         num_beams: int = 1
         batch_size: int = 32
         seed: int = 0
+        # Targeting (§4.1): slicing functions whose matches are blanked, and the one code
+        # to ask for there (None: each slice's suggested code).
+        slices: tuple[str, ...] = ()
+        slice_code: str | None = None
 
         def polyjuice(self) -> PolyjuiceSettings:
             decoding = DecodingConfig(
@@ -57,6 +68,13 @@ class PolyjuiceGenerator:
 
         def __post_init__(self) -> None:
             self.polyjuice()  # invalid combinations fail here, before any model loads
+            for name in self.slices:
+                get_slice(name)
+            if self.slice_code is not None and self.slice_code not in CONTROL_CODES:
+                raise ValueError(
+                    f"Unknown control code {self.slice_code!r}; "
+                    f"choose from {', '.join(CONTROL_CODES)}."
+                )
 
     def __init__(self, settings: "PolyjuiceGenerator.Settings") -> None:
         self.settings = settings
@@ -74,8 +92,10 @@ class PolyjuiceGenerator:
                 output.skipped.append(Skipped(original.key, problem))
             else:
                 targets.append(PerturbTarget(original=original))
+        if targets and self.settings.slices:
+            targets = self._targeted(targets, context, output)
         if targets:
-            lm = load_cached(
+            lm = context.lm or load_cached(
                 self.settings.model or DEFAULT_MODEL, device=context.device, dtype=context.dtype
             )
             run = polyjuice_generate(
@@ -84,3 +104,20 @@ class PolyjuiceGenerator:
             output.candidates.extend(run.candidates)
         context.advance(len(originals))
         return output
+
+    def _targeted(
+        self, targets: list[PerturbTarget], context: GenerationContext, output: GeneratorOutput
+    ) -> list[PerturbTarget]:
+        """The targets that match a slice, blanked on the match; the rest are skipped."""
+        sliced = targets_for_slices(
+            [target.original for target in targets],
+            context.parses,
+            self.settings.slices,
+            code=self.settings.slice_code,
+        )
+        matched = {target.original.key for target in sliced}
+        for target in targets:
+            if target.original.key not in matched:
+                reason = f"matches none of the slices {', '.join(self.settings.slices)}"
+                output.skipped.append(Skipped(target.original.key, reason))
+        return sliced

@@ -106,3 +106,43 @@ def test_session_api_writes_need_csrf(researcher):
     )
     assert response.status_code == 403
     assert "CSRF" in response.json()["message"]
+
+
+def test_create_and_update_name_the_bad_generator_option(api_client, other_researcher):
+    response = api_client.post(
+        "/api/campaigns/create/",
+        {
+            "name": "Two generators",
+            "task_type": "sentiment",
+            "settings": {
+                "generators": [{"name": "polyjuice"}, {"name": "lexicon-remove", "colour": 1}]
+            },
+        },
+        format="json",
+    )
+    assert response.status_code == 400
+    assert set(response.json()["fields"]) == {"generators[1].colour"}
+    created = api_client.post(
+        "/api/campaigns/create/",
+        {
+            "name": "Two generators",
+            "task_type": "sentiment",
+            "settings": {"generators": [{"name": "polyjuice"}, {"name": "lexicon-remove"}]},
+        },
+        format="json",
+    )
+    assert created.status_code == 201
+    url = f"/api/campaigns/{created.json()['id']}/update/"
+    bad = api_client.patch(
+        url,
+        {"settings": {"generators": [{"name": "concept-steered", "beam_size": 0}]}},
+        format="json",
+    )
+    assert bad.status_code == 400 and "generators[0].beam_size" in bad.json()["fields"]
+    good = api_client.patch(url, {"settings": {"generators": []}}, format="json")
+    assert good.status_code == 200 and good.json()["generators"] == []
+    theirs = make_campaign(owner=other_researcher)
+    refused = api_client.patch(
+        f"/api/campaigns/{theirs.id}/update/", {"settings": {"generators": []}}, format="json"
+    )
+    assert refused.status_code == 404

@@ -1,8 +1,13 @@
 import pytest
 from django.core.exceptions import ValidationError
 
-from cfannotate.campaigns.models import Original, TaskType
-from cfannotate.campaigns.services import MAX_TEXT_CHARS, campaign_create, originals_import
+from cfannotate.campaigns.models import Campaign, Original, TaskType
+from cfannotate.campaigns.services import (
+    MAX_TEXT_CHARS,
+    campaign_create,
+    campaign_update,
+    originals_import,
+)
 from cfannotate.core.exceptions import InvalidInput
 
 
@@ -144,3 +149,55 @@ def test_import_refuses_ids_already_in_the_campaign(campaign):
             campaign=campaign, records=[{"id": "a", "text": "Two.", "label": "positive"}]
         )
     assert campaign.originals.count() == 1
+
+
+def test_generator_entries_are_checked_when_a_campaign_is_created(researcher):
+    with pytest.raises(InvalidInput) as error:
+        campaign_create(
+            owner=researcher,
+            name="X",
+            task_type="sentiment",
+            settings={
+                "generators": [
+                    {"name": "polyjuice"},
+                    {"name": "lexicon-remove", "classifier": "bert"},
+                    {"name": "causal-negation", "target_label": "negative", "source_labels": []},
+                    {"name": "gpt-magic"},
+                ]
+            },
+        )
+    assert set(error.value.fields) == {"generators[1].classifier", "generators[3].name"}
+    assert not Campaign.objects.exists()
+    # A causal campaign has the labels causal-negation converts by default.
+    campaign = campaign_create(
+        owner=researcher,
+        name="Y",
+        task_type=TaskType.CAUSAL_STRENGTH,
+        settings={"generators": [{"name": "causal-negation"}, {"name": "causal-strengthen"}]},
+    )
+    assert [entry["name"] for entry in campaign.generators] == [
+        "causal-negation",
+        "causal-strengthen",
+    ]
+
+
+def test_update_changes_only_the_given_settings_and_checks_generators(campaign):
+    updated = campaign_update(
+        campaign=campaign,
+        settings={"generators": [{"name": "lexicon-replace", "max_candidates": 2}]},
+    )
+    assert updated.generators == [{"name": "lexicon-replace", "max_candidates": 2}]
+    assert updated.judgments_per_candidate == campaign.judgments_per_candidate
+    with pytest.raises(InvalidInput) as error:
+        campaign_update(
+            campaign=campaign,
+            settings={"generators": [{"name": "polyjuice", "per_prompt": "three"}]},
+        )
+    assert "whole number" in error.value.fields["generators[0].per_prompt"][0]
+    with pytest.raises(InvalidInput, match="Unknown campaign settings: colour"):
+        campaign_update(campaign=campaign, settings={"colour": "red"})
+    with pytest.raises(ValidationError):
+        campaign_update(campaign=campaign, settings={"lease_minutes": 0})
+    campaign.refresh_from_db()
+    assert campaign.generators == [{"name": "lexicon-replace", "max_candidates": 2}]
+    assert campaign.lease_minutes != 0

@@ -1,8 +1,10 @@
-"""Shared fixtures: a tiny model and decoding that answers every prompt the same way."""
+"""Shared fixtures: a tiny model, decoding that answers every prompt the same way, and a
+campaign with two rule-based generators that need no language model to generate."""
 
 import pytest
 
 from generation.models import load_causal_lm
+from tests.factories import make_campaign, make_original
 from tests.generation.tiny_models import tiny_lm_directory
 
 
@@ -24,3 +26,26 @@ def scripted(monkeypatch):
         ]
 
     monkeypatch.setattr("generation.polyjuice.generate_continuations", fake)
+
+
+@pytest.fixture
+def rule_generators():
+    return [
+        # Negate positive sentences; the rewrite aims at the negative label.
+        {
+            "name": "causal-negation",
+            "source_labels": ["positive"],
+            "target_label": "negative",
+            "alternative": "never",
+        },
+        {"name": "lexicon-remove", "classifier": "vader", "min_similarity": None},
+    ]
+
+
+@pytest.fixture
+def two_generator_campaign(researcher, rule_generators):
+    campaign = make_campaign(owner=researcher, settings={"generators": rule_generators})
+    make_original(campaign, text="It is great for kids.", label="positive")
+    make_original(campaign, text="The film is not a bad movie.", label="positive")
+    make_original(campaign, text="This dull film never finds its rhythm.", label="negative")
+    return campaign

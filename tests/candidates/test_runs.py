@@ -168,3 +168,28 @@ def test_generate_command_runs_the_chunks_in_the_foreground(
     call_command("generate", campaign.id, "--limit", "3", "--chunk-size", "2", stdout=out)
     assert "done" in out.getvalue() and "from 3 originals in 2 chunk(s)" in out.getvalue()
     assert Candidate.objects.filter(campaign=campaign).exists()
+
+
+def test_a_chunk_of_two_generators_taken_over_stores_each_candidate_once(
+    two_generator_campaign, tiny_lm
+):
+    from cfannotate.candidates.services import candidates_generate
+
+    campaign = two_generator_campaign
+    run = generation_run_create(campaign=campaign, chunk_size=10)
+    chunk = run.chunks.get()
+    assert _claim(chunk.pk, "worker-that-dies") is not None
+    # The first worker stored its candidates, then died before reporting the chunk done.
+    candidates_generate(campaign=campaign, lm=tiny_lm, fluency_lm=tiny_lm)
+    GenerationChunk.objects.filter(pk=chunk.pk).update(
+        lease_expires_at=timezone.now() - timedelta(seconds=1)
+    )
+    assert process(chunk, tiny_lm) == "done"
+    rows = list(Candidate.objects.filter(campaign=campaign).values_list("generator", "text"))
+    assert sorted(rows) == [
+        ("causal-negation", "It is not great for kids."),
+        ("lexicon-remove", "The film is a bad movie."),
+        ("lexicon-remove", "This film never finds its rhythm."),
+    ]
+    run.refresh_from_db()
+    assert run.state == RunState.DONE and run.chunks_done == 1

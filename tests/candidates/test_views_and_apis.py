@@ -1,9 +1,12 @@
-"""Generation runs from the campaign page (htmx) and the API; owner-scoped, clear errors."""
+"""Generation runs and candidate imports from the campaign page (htmx) and the API;
+owner-scoped, clear errors."""
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from cfannotate.candidates.models import GenerationRun, RunState
+from cfannotate.campaigns.models import Original
+from cfannotate.candidates.models import Candidate, GenerationRun, RunState
 from tests.factories import make_campaign, make_original
 
 
@@ -68,3 +71,117 @@ def test_api_rejects_bad_chunk_size(api_client, campaign):
         f"/api/campaigns/{campaign.id}/generation/start/", {"chunk_size": 0}, format="json"
     )
     assert response.status_code == 400 and "chunk_size" in response.json()["fields"]
+
+
+# -- importing candidates --------------------------------------------------------------------
+
+IMPORT_CSV = b"original_id,text,intended_label\ns01,It is not great for kids.,negative\n"
+
+
+@pytest.fixture
+def import_campaign(researcher):
+    campaign = make_campaign(owner=researcher)
+    Original.objects.create(
+        campaign=campaign,
+        external_id="s01",
+        text="It is great for kids.",
+        label=campaign.labels.get(value="positive"),
+    )
+    return campaign
+
+
+def _upload(content: bytes, name: str = "mine.csv") -> SimpleUploadedFile:
+    return SimpleUploadedFile(name, content, content_type="text/csv")
+
+
+def test_api_imports_a_file(api_client, import_campaign, django_capture_on_commit_callbacks):
+    url = f"/api/campaigns/{import_campaign.id}/candidates/import/"
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api_client.post(url, {"file": _upload(IMPORT_CSV)}, format="multipart")
+    assert response.status_code == 201, response.json()
+    assert response.json() == {"imported": 1, "kept": 1, "originals": 1}
+    candidate = Candidate.objects.get()
+    assert (candidate.source, candidate.control_code) == ("imported", "negation")
+
+
+def test_api_import_errors_are_per_row_and_owner_scoped(
+    api_client, import_campaign, other_researcher
+):
+    url = f"/api/campaigns/{import_campaign.id}/candidates/import/"
+    bad = b"original_id,text,intended_label\ns01,It is great for kids.,\ns02,Other.,meh\n"
+    response = api_client.post(url, {"file": _upload(bad)}, format="multipart")
+    assert response.status_code == 400
+    body = response.json()
+    assert body["message"] == "2 row(s) are invalid; nothing was imported."
+    assert set(body["fields"]) == {"row 2", "row 3"}
+    missing = api_client.post(url, {}, format="multipart")
+    assert missing.status_code == 400 and "file" in missing.json()["fields"]
+    columns = api_client.post(url, {"file": _upload(b"id,sentence\ns01,x\n")}, format="multipart")
+    assert columns.status_code == 400 and "columns" in columns.json()["fields"]
+    theirs = make_campaign(owner=other_researcher)
+    other = f"/api/campaigns/{theirs.id}/candidates/import/"
+    assert api_client.post(other, {"file": _upload(IMPORT_CSV)}).status_code == 404
+    assert not Candidate.objects.exists()
+
+
+def test_api_refuses_a_file_too_large_unread(api_client, import_campaign, monkeypatch):
+    from cfannotate.candidates import uploads
+
+    monkeypatch.setattr(uploads, "MAX_UPLOAD_BYTES", 10)
+    url = f"/api/campaigns/{import_campaign.id}/candidates/import/"
+    response = api_client.post(url, {"file": _upload(IMPORT_CSV)}, format="multipart")
+    assert response.status_code == 400 and "the limit is 10" in response.json()["message"]
+
+
+def test_campaign_page_has_the_upload_form(client, researcher, import_campaign):
+    client.force_login(researcher)
+    html = client.get(reverse("campaign-detail", args=[import_campaign.id])).content.decode()
+    assert 'id="candidate-import"' in html
+    assert f'hx-post="{reverse("candidate-import", args=[import_campaign.id])}"' in html
+
+
+def test_upload_form_imports_and_reloads_the_page(client, researcher, import_campaign):
+    client.force_login(researcher)
+    url = reverse("candidate-import", args=[import_campaign.id])
+    response = client.post(url, {"file": _upload(IMPORT_CSV)}, HTTP_HX_REQUEST="true")
+    assert response.status_code == 200 and response["HX-Refresh"] == "true"
+    assert Candidate.objects.filter(source="imported").count() == 1
+    page = client.get(reverse("campaign-detail", args=[import_campaign.id])).content.decode()
+    assert "Imported 1 candidates for 1 originals" in page
+
+
+def test_upload_form_shows_row_errors_in_place(client, researcher, import_campaign):
+    client.force_login(researcher)
+    url = reverse("candidate-import", args=[import_campaign.id])
+    bad = _upload(b"original_id,text\ns01,It is great for kids.\n<script>s77</script>,x\n")
+    response = client.post(url, {"file": bad}, HTTP_HX_REQUEST="true")
+    assert response.status_code == 200  # htmx swaps only 2xx responses
+    html = response.content.decode()
+    assert 'id="candidate-import"' in html and 'role="alert"' in html
+    assert "<strong>row 2</strong>: text: The same as the original" in html
+    assert "<strong>row 3</strong>: original_id: No original &#x27;&lt;script&gt;s77" in html
+    assert "<script>s77" not in html
+    plain = client.post(url, {"file": _upload(b"original_id,text\ns77,x\n")})
+    assert plain.status_code == 400 and "1 row(s) are invalid" in plain.content.decode()
+    empty = client.post(url, {}, HTTP_HX_REQUEST="true")
+    assert "Choose a CSV or JSONL file" in empty.content.decode()
+    assert not Candidate.objects.exists()
+
+
+def test_upload_form_is_owner_scoped(client, other_researcher, researcher, import_campaign):
+    url = reverse("candidate-import", args=[import_campaign.id])
+    client.force_login(other_researcher)
+    assert client.get(url).status_code == 404
+    assert client.post(url, {"file": _upload(IMPORT_CSV)}).status_code == 404
+    client.force_login(researcher)
+    assert client.get(url).status_code == 200
+    assert client.put(url).status_code == 405
+    assert not Candidate.objects.exists()
+
+
+def test_a_plain_form_post_redirects_to_the_campaign(client, researcher, import_campaign):
+    client.force_login(researcher)
+    url = reverse("candidate-import", args=[import_campaign.id])
+    response = client.post(url, {"file": _upload(IMPORT_CSV)})
+    assert response.status_code == 302
+    assert response["Location"] == reverse("campaign-detail", args=[import_campaign.id])

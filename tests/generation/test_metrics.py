@@ -8,6 +8,7 @@ from generation import metrics
 from generation.metrics import (
     MiniLMUnavailable,
     bleu,
+    distinct_n,
     embedding_distances,
     minilm_directory,
     self_bleu,
@@ -146,3 +147,10 @@ def test_embedding_distance_is_small_for_a_paraphrase_and_large_for_a_stranger()
 @needs_minilm
 def test_embedding_distances_of_nothing_is_empty():
     assert embedding_distances([], []) == []
+
+
+def test_distinct_n_counts_distinct_ngrams_over_the_whole_set():
+    assert distinct_n(["a b c", "a b d"]) == pytest.approx(3 / 4)  # ab, bc, ab, bd
+    assert distinct_n(["A B", "a  b"]) == pytest.approx(1 / 2)  # case and spaces ignored
+    assert distinct_n(["a b c d"], n=3) == pytest.approx(1.0)
+    assert distinct_n(["one", ""]) is None

@@ -396,7 +396,9 @@ class LexiconReplace(LexiconGenerator):
     ) -> "list[_Draft] | str":
         from generation.models import DEFAULT_MODEL, load_cached
 
-        lm = load_cached(self.settings.model or DEFAULT_MODEL, context.device, context.dtype)
+        lm = context.lm or load_cached(
+            self.settings.model or DEFAULT_MODEL, context.device, context.dtype
+        )
         # 1. Replace terms one at a time, each ranked in the sentence the earlier choices made.
         chosen: dict[int, str] = {}
         rankings: list[tuple[CausalTerm, float, list[RankedReplacement]]] = []

@@ -47,3 +47,57 @@ def test_input_problems_have_reasons(text, reason):
 
 def test_an_ordinary_sentence_has_no_problem():
     assert input_problem("The movie was great.") is None
+
+
+def test_option_problems_name_every_option_at_fault():
+    with pytest.raises(GeneratorOptionsError) as caught:
+        load_generator("lexicon-remove", {"colour": "red", "min_valence": 9, "max_tokens": "x"})
+    assert set(caught.value.problems) == {"colour", "min_valence", "max_tokens"}
+    assert caught.value.problems["min_valence"] == "min_valence must be in (0, 4], not 9.0"
+
+
+def test_a_problem_of_options_together_blames_the_one_that_breaks_them():
+    # Beam search with 2 beams cannot return the default 3 sequences per prompt.
+    with pytest.raises(GeneratorOptionsError) as caught:
+        load_generator("polyjuice", {"num_beams": 2})
+    assert list(caught.value.problems) == ["num_beams"]
+    with pytest.raises(GeneratorOptionsError) as caught:
+        load_generator("polyjuice", {"num_beams": 2, "per_prompt": 2, "temperature": 0})
+    assert list(caught.value.problems) == ["temperature"]
+    with pytest.raises(GeneratorOptionsError) as caught:
+        load_generator("lexicon-remove", {"positive_labels": ["a"], "negative_labels": ["a"]})
+    assert set(caught.value.problems) == {"positive_labels", "negative_labels"}
+
+
+def test_polyjuice_slices_perturb_only_what_matches(tmp_path_factory, monkeypatch):
+    """§4.1 targeting as generator options: matching originals blanked on the match."""
+    from generation.generators import GenerationContext
+    from generation.models import load_causal_lm
+    from generation.records import OriginalRecord
+    from tests.generation.tiny_models import tiny_lm_directory
+
+    seen = []
+
+    def fake(lm, prompts, budgets, config, **kwargs):
+        seen.extend(prompts)
+        return [["lying on [ANSWER]"]] * len(prompts)
+
+    monkeypatch.setattr("generation.polyjuice.generate_continuations", fake)
+    lm = load_causal_lm(tiny_lm_directory(tmp_path_factory, "gpt2"), device="cpu")
+    generator = load_generator(
+        "polyjuice", {"slices": ["preposition"], "slice_code": "resemantic", "per_prompt": 1}
+    )
+    originals = [
+        OriginalRecord("1", "His surfboard is beneath him.", ""),
+        OriginalRecord("2", "It rained.", ""),
+    ]
+    output = generator.generate(originals, context=GenerationContext(device="cpu", lm=lm))
+    assert [p.own for p in seen] == [" [resemantic] His surfboard is [BLANK] him. [SEP]"]
+    assert [c.text for c in output.candidates] == ["His surfboard is lying on him."]
+    assert [(s.original_key, s.reason) for s in output.skipped] == [
+        ("2", "matches none of the slices preposition")
+    ]
+    with pytest.raises(GeneratorOptionsError, match="Unknown slicing function"):
+        load_generator("polyjuice", {"slices": ["sarcasm"]})
+    with pytest.raises(GeneratorOptionsError, match="Unknown control code 'sarcasm'"):
+        load_generator("polyjuice", {"slices": ["negation"], "slice_code": "sarcasm"})

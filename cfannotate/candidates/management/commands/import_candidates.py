@@ -1,0 +1,54 @@
+"""`manage.py import_candidates CAMPAIGN FILE`: the researcher's own candidates, all or none."""
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from cfannotate.campaigns.models import Campaign
+from cfannotate.candidates.services import candidates_import
+from cfannotate.core.exceptions import CfannotateError
+from cfannotate.labeling.units import units_create_from_selection
+
+
+class Command(BaseCommand):
+    help = (
+        "Import candidate counterfactuals from a CSV (with a header) or JSONL file with the "
+        "columns original_id (an original's id), text and, optionally, intended_label. "
+        "Every bad row is reported; nothing is imported unless all rows are valid."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("campaign", type=int, help="Campaign id.")
+        parser.add_argument("file", type=Path, help="A .csv, .tsv or .jsonl file.")
+        parser.add_argument(
+            "--score-fluency",
+            action="store_true",
+            help="Score fluency with the campaign's LM and filter as generation does.",
+        )
+
+    def handle(self, *args, campaign: int, file: Path, score_fluency: bool, **options):
+        found = Campaign.objects.filter(pk=campaign).first()
+        if found is None:
+            raise CommandError(f"No campaign with id {campaign}.")
+        if not file.is_file():
+            raise CommandError(f"No file at {file}.")
+        try:
+            summary = candidates_import(
+                campaign=found,
+                file_name=file.name,
+                content=file.read_bytes(),
+                score_fluency=score_fluency,
+                queue_selection=False,
+            )
+        except CfannotateError as error:
+            details = "; ".join(
+                f"{where}: {' '.join(messages)}" for where, messages in error.fields.items()
+            )
+            raise CommandError(error.message + (f" {details}" if details else "")) from None
+        selected = units_create_from_selection(campaign=found)
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Imported {summary.imported} candidates for {summary.originals} originals into "
+                f"{found.name} ({summary.kept} fluent); {selected.units} labeling units selected."
+            )
+        )

@@ -1,0 +1,66 @@
+"""`manage.py import_candidates`: imports and selects, or prints one clear line."""
+
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from cfannotate.campaigns.models import Original
+from cfannotate.candidates.models import Candidate
+from cfannotate.labeling.models import LabelingUnit
+from tests.factories import make_campaign
+
+
+@pytest.fixture
+def campaign(researcher):
+    campaign = make_campaign(owner=researcher, name="Reviews")
+    Original.objects.create(
+        campaign=campaign,
+        external_id="s01",
+        text="It is great for kids.",
+        label=campaign.labels.get(value="positive"),
+    )
+    return campaign
+
+
+def test_import_candidates_imports_and_selects_units(campaign, tmp_path):
+    path = tmp_path / "mine.jsonl"
+    path.write_text(
+        '{"original_id": "s01", "text": "It is not great for kids.", "label": "negative"}\n'
+        '{"original_id": "s01", "text": "It is great for adults."}\n'
+    )
+    out = StringIO()
+    call_command("import_candidates", campaign.id, str(path), stdout=out)
+    assert out.getvalue().strip() == (
+        "Imported 2 candidates for 1 originals into Reviews (2 fluent); 1 labeling units selected."
+    )
+    assert Candidate.objects.filter(source="imported", status="selected").count() == 2
+    assert LabelingUnit.objects.filter(campaign=campaign).count() == 1
+
+
+def test_import_candidates_prints_one_line_on_error(campaign, tmp_path):
+    path = tmp_path / "mine.csv"
+    path.write_bytes(b"original_id,text\ns01,It is great for kids.\ns02,Caf\xe9.\n")
+    with pytest.raises(CommandError) as caught:
+        call_command("import_candidates", campaign.id, str(path))
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith("1 row(s) are invalid; nothing was imported.")
+    assert "line 3: Not UTF-8 text" in message
+    path.write_bytes(b"original_id,text\ns01,It is great for kids.\n")
+    with pytest.raises(CommandError, match="row 2: text: The same as the original"):
+        call_command("import_candidates", campaign.id, str(path))
+    assert not Candidate.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["424242", "x.csv"], "No campaign with id 424242."),
+        (["{campaign}", "/no/such/file.csv"], "No file at /no/such/file.csv."),
+    ],
+)
+def test_import_candidates_reports_a_missing_campaign_or_file(campaign, args, message):
+    args = [arg.format(campaign=campaign.id) for arg in args]
+    with pytest.raises(CommandError, match=message):
+        call_command("import_candidates", *args)

@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "cfannotate.crowd",
     "cfannotate.labeling",
     "cfannotate.quality",
+    "cfannotate.exports",
 ]
 
 MIDDLEWARE = [

@@ -12,6 +12,7 @@ api_patterns = [
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("", include("cfannotate.campaigns.api_urls")),
     path("", include("cfannotate.quality.api_urls")),
+    path("", include("cfannotate.exports.api_urls")),
 ]
 
 urlpatterns = [
@@ -24,6 +25,7 @@ urlpatterns = [
     path("campaigns/", include("cfannotate.labeling.campaign_urls")),
     path("campaigns/", include("cfannotate.crowd.campaign_urls")),
     path("campaigns/", include("cfannotate.quality.urls")),
+    path("campaigns/", include("cfannotate.exports.urls")),
     path("w/", include("cfannotate.labeling.urls")),
     path("join/", include("cfannotate.crowd.urls")),
     path("api/", include(api_patterns)),

@@ -121,3 +121,35 @@ def make_labeling_campaign(
     Campaign.objects.filter(pk=campaign.pk).update(status=CampaignStatus.LABELING)
     campaign.refresh_from_db()
     return campaign
+
+
+def make_platform_records(campaign: Campaign, assignment: Assignment) -> None:
+    """One row of every crowd-platform model (publication, HIT, link, review, action log)."""
+    from decimal import Decimal
+
+    from cfannotate.crowd.models import (
+        AssignmentReview,
+        InvitationLink,
+        MTurkHit,
+        PlatformAction,
+        Publication,
+    )
+
+    publication = Publication.objects.create(
+        campaign=campaign, platform=Platform.MTURK, external_id="HT", options={"title": "t"}
+    )
+    MTurkHit.objects.create(publication=publication, hit_id="HIT1", max_assignments=3)
+    InvitationLink.objects.create(campaign=campaign, name="Lab", quota=2)
+    AssignmentReview.objects.create(
+        assignment=assignment, decision="approved", decided_at=timezone.now()
+    )
+    PlatformAction.objects.create(
+        platform=Platform.LINK,
+        action="bonus",
+        campaign=campaign,
+        assignment=assignment,
+        worker=assignment.worker,
+        amount=Decimal("1"),
+        outcome="local",
+        finished_at=timezone.now(),
+    )

@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.db.models import Count
 
 from cfannotate.campaigns.models import Campaign, CampaignLabel, Original
+from cfannotate.exports.admin import EXPORT_ACTIONS
 
 
 class CampaignLabelInline(admin.TabularInline):
@@ -17,6 +18,7 @@ class CampaignAdmin(admin.ModelAdmin):
     readonly_fields = ["created_at", "updated_at", "original_count"]
     prepopulated_fields = {"slug": ["name"]}
     inlines = [CampaignLabelInline]
+    actions = EXPORT_ACTIONS
     fieldsets = [
         (
             None,

@@ -1,23 +1,19 @@
 """The crowd models in the admin: every page renders; the log is read-only; block works."""
 
-from decimal import Decimal
-
 import pytest
 from django.contrib import admin
 from django.urls import reverse
-from django.utils import timezone
 
 from cfannotate.crowd.models import (
     AssignmentReview,
     InvitationLink,
     MTurkHit,
-    Platform,
     PlatformAction,
     Publication,
     Worker,
     WorkerStatus,
 )
-from tests.factories import make_assignment, make_user, make_worker
+from tests.factories import make_assignment, make_platform_records, make_user, make_worker
 
 pytestmark = pytest.mark.django_db
 CROWD_MODELS = [Worker, Publication, MTurkHit, InvitationLink, AssignmentReview, PlatformAction]
@@ -31,25 +27,7 @@ def staff(client):
 
 @pytest.fixture
 def populated(campaign):
-    assignment = make_assignment(campaign)
-    publication = Publication.objects.create(
-        campaign=campaign, platform=Platform.MTURK, external_id="HT", options={"title": "t"}
-    )
-    MTurkHit.objects.create(publication=publication, hit_id="HIT1", max_assignments=3)
-    InvitationLink.objects.create(campaign=campaign, name="Lab", quota=2)
-    AssignmentReview.objects.create(
-        assignment=assignment, decision="approved", decided_at=timezone.now()
-    )
-    PlatformAction.objects.create(
-        platform=Platform.LINK,
-        action="bonus",
-        campaign=campaign,
-        assignment=assignment,
-        worker=assignment.worker,
-        amount=Decimal("1"),
-        outcome="local",
-        finished_at=timezone.now(),
-    )
+    make_platform_records(campaign, make_assignment(campaign))
     return campaign
 
 

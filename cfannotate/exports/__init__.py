@@ -1,0 +1,1 @@
+"""Exports of a campaign's results: contrast set, augmentation set, raw judgments."""

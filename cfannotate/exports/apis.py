@@ -1,0 +1,56 @@
+"""REST API of exports: `GET /api/campaigns/<id>/exports/<kind>/?format=jsonl|csv`."""
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.renderers import JSONRenderer
+from rest_framework.request import Request
+from rest_framework.views import APIView
+
+from cfannotate.campaigns.selectors import campaign_get_for_owner
+from cfannotate.exports.files import DEFAULT_FORMAT, export_prepare, export_response
+from cfannotate.exports.formats import FORMATS
+from cfannotate.exports.selectors import EXPORT_KINDS
+
+
+class ErrorsAsJson(BaseContentNegotiation):
+    """Here `?format=` names the file's format, not a DRF renderer; errors are always JSON."""
+
+    def select_parser(self, request, parsers):
+        return parsers[0] if parsers else None
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
+class ExportApi(APIView):
+    """Stream a campaign's contrast set, augmentation set or raw judgments as a file."""
+
+    renderer_classes = [JSONRenderer]
+    content_negotiation_class = ErrorsAsJson
+
+    class InputSerializer(serializers.Serializer):
+        format = serializers.CharField(required=False, allow_blank=True, default=DEFAULT_FORMAT)
+        include_gold = serializers.BooleanField(required=False, default=False)
+
+    @extend_schema(
+        operation_id="campaign_export",
+        parameters=[
+            OpenApiParameter("kind", str, OpenApiParameter.PATH, enum=list(EXPORT_KINDS)),
+            OpenApiParameter("format", str, enum=list(FORMATS), default=DEFAULT_FORMAT),
+            OpenApiParameter(
+                "include_gold", bool, description="Judgments only: add the gold rounds' ones."
+            ),
+        ],
+        responses={
+            (200, "application/jsonl"): OpenApiTypes.BINARY,
+            (200, "text/csv"): OpenApiTypes.BINARY,
+        },
+    )
+    def get(self, request: Request, campaign_id: int, kind: str):
+        campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        serializer = self.InputSerializer(data=request.query_params)
+        serializer.is_valid(raise_exception=True)
+        export = export_prepare(campaign=campaign, kind=kind, **serializer.validated_data)
+        return export_response(export)

@@ -1,0 +1,72 @@
+"""`manage.py export CAMPAIGN KIND [--format jsonl|csv] [--include-gold] [--output PATH]`."""
+
+from collections.abc import Iterator
+
+from django.core.management.base import BaseCommand, CommandError
+
+from cfannotate.campaigns.models import Campaign
+from cfannotate.core.exceptions import CfannotateError
+from cfannotate.exports.files import DEFAULT_FORMAT, export_prepare
+from cfannotate.exports.formats import FORMATS
+from cfannotate.exports.selectors import EXPORT_KINDS, Row
+
+
+def _campaign_from(reference: str) -> Campaign:
+    campaign = Campaign.objects.filter(slug=reference).first()
+    if campaign is None and reference.isdigit():
+        campaign = Campaign.objects.filter(pk=int(reference)).first()
+    if campaign is None:
+        raise CommandError(f"No campaign with id or slug {reference!r}.")
+    return campaign
+
+
+class Command(BaseCommand):
+    help = (
+        "Write a campaign's contrast set, augmentation set or raw judgments as JSONL or CSV, "
+        "to standard output or to a file."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("campaign", help="Campaign id or slug.")
+        parser.add_argument("kind", help=f"One of: {', '.join(EXPORT_KINDS)}.")
+        parser.add_argument(
+            "--format", default=DEFAULT_FORMAT, help=f"One of: {', '.join(FORMATS)}."
+        )
+        parser.add_argument(
+            "--include-gold", action="store_true", help="Judgments: add the gold rounds' ones."
+        )
+        parser.add_argument("--output", help="File to write; standard output when left out.")
+
+    def handle(self, *args, campaign: str, kind: str, format: str, include_gold: bool, **options):
+        try:
+            export = export_prepare(
+                campaign=_campaign_from(campaign),
+                kind=kind,
+                format=format,
+                include_gold=include_gold,
+            )
+        except CfannotateError as error:
+            raise CommandError(error.message) from None
+        written = 0
+
+        def counted(rows: Iterator[Row]) -> Iterator[Row]:
+            nonlocal written
+            for row in rows:
+                written += 1
+                yield row
+
+        chunks = export.chunks(counted(export.rows()))
+        output = options["output"]
+        if output is None:
+            for chunk in chunks:
+                self.stdout.write(chunk, ending="")
+            self.stdout.flush()
+            return
+        try:
+            # newline="": the csv module writes its own line endings.
+            with open(output, "w", encoding="utf-8", newline="") as file:
+                for chunk in chunks:
+                    file.write(chunk)
+        except OSError as error:
+            raise CommandError(f"Cannot write {output}: {error.strerror}.") from None
+        self.stderr.write(f"Wrote {written} rows to {output}.")

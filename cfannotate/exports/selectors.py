@@ -1,0 +1,309 @@
+"""The rows of each export, read in chunks so that a campaign of any size streams in flat memory.
+
+Contrast set (Polyjuice §4.3): kept counterfactuals whose kept label differs from the
+original's. Augmentation set (§4.4): for every original with at least one such label
+flip, the original itself and all its kept counterfactuals (kept implies valid).
+Raw judgments: every submitted judgment of real rounds, and of gold rounds on request.
+
+Every row of a kind has the same keys; a value that does not apply is None.
+"""
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import Exists, F, OuterRef, QuerySet, Subquery
+
+from cfannotate.campaigns.models import Campaign
+from cfannotate.labeling.models import Judgment, RoundKind
+from cfannotate.quality.models import AggregatedLabel, WorkerQuality
+
+# Rows fetched per database round trip; also what one chunk of a server-side cursor holds.
+CHUNK_SIZE = 2000
+
+Row = dict[str, Any]
+
+COUNTERFACTUAL_COLUMNS = (
+    "original_id",
+    "candidate_id",
+    "context",
+    "original_text",
+    "text",
+    "original_label",
+    "label",
+    "generator",
+    "control_code",
+    "removed_tokens",
+    "added_tokens",
+    "votes",
+    "qualified_votes",
+    "agreement",
+)
+AUGMENTATION_COLUMNS = (
+    *COUNTERFACTUAL_COLUMNS[:2],
+    "is_original",
+    "flips_label",
+    *COUNTERFACTUAL_COLUMNS[2:],
+)
+JUDGMENT_COLUMNS = (
+    "judgment_id",
+    "round_kind",
+    "assignment_id",
+    "worker_id",
+    "worker_platform",
+    "worker_qualified",
+    "round_seconds",
+    "served_at",
+    "submitted_at",
+    "original_id",
+    "candidate_id",
+    "context",
+    "original_text",
+    "text",
+    "original_label",
+    "is_valid",
+    "label",
+    "expected_valid",
+    "expected_label",
+    "kept",
+    "kept_label",
+    "generator",
+    "control_code",
+    "removed_tokens",
+    "added_tokens",
+    "votes",
+    "qualified_votes",
+    "agreement",
+)
+
+# What a counterfactual row reads, relative to AggregatedLabel.
+_AGGREGATE_VALUES = (
+    "candidate_id",
+    "candidate__text",
+    "candidate__generator",
+    "candidate__control_code",
+    "candidate__edit",
+    "candidate__original_id",
+    "candidate__original__external_id",
+    "candidate__original__text",
+    "candidate__original__context",
+    "candidate__original__label__value",
+    "label__value",
+    "votes",
+    "qualified_votes",
+    "agreement",
+)
+
+
+def edit_tokens(edit: object, side: str) -> str:
+    """The words an edit `side` ("removed" or "added"), space-separated, in edit order.
+
+    Reads the ops of `generation.edits.Edit.to_dict()`; an op stored before tokens were
+    recorded falls back to its phrase text. Anything else (an empty or foreign edit) has none.
+    """
+    ops = edit.get("ops") if isinstance(edit, dict) else None
+    words: list[str] = []
+    for op in ops if isinstance(ops, list) else []:
+        if not isinstance(op, dict):
+            continue
+        tokens = op.get(f"{side}_tokens")
+        if not isinstance(tokens, list):
+            tokens = str(op.get(side) or "").split()
+        words.extend(str(token) for token in tokens)
+    return " ".join(words)
+
+
+def _finite(value: float | None) -> float | None:
+    # JSON has no NaN; a vote share that is not a number is no vote share.
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _counterfactual_row(values: dict) -> Row:
+    edit = values["candidate__edit"]
+    return {
+        "original_id": values["candidate__original__external_id"],
+        "candidate_id": values["candidate_id"],
+        "context": values["candidate__original__context"],
+        "original_text": values["candidate__original__text"],
+        "text": values["candidate__text"],
+        "original_label": values["candidate__original__label__value"],
+        "label": values["label__value"],
+        "generator": values["candidate__generator"],
+        "control_code": values["candidate__control_code"],
+        "removed_tokens": edit_tokens(edit, "removed"),
+        "added_tokens": edit_tokens(edit, "added"),
+        "votes": values["votes"],
+        "qualified_votes": values["qualified_votes"],
+        "agreement": _finite(values["agreement"]),
+    }
+
+
+def _kept_aggregates(campaign: Campaign) -> QuerySet[AggregatedLabel]:
+    return AggregatedLabel.objects.filter(candidate__campaign=campaign, kept=True)
+
+
+def _flipping(aggregates: QuerySet[AggregatedLabel]) -> QuerySet[AggregatedLabel]:
+    return aggregates.exclude(label_id=F("candidate__original__label_id"))
+
+
+def contrast_rows(campaign: Campaign) -> Iterator[Row]:
+    """Kept counterfactuals whose kept label differs from their original's (§4.3)."""
+    aggregates = (
+        _flipping(_kept_aggregates(campaign))
+        .order_by("candidate__original_id", "candidate_id")
+        .values(*_AGGREGATE_VALUES)
+    )
+    for values in aggregates.iterator(chunk_size=CHUNK_SIZE):
+        yield _counterfactual_row(values)
+
+
+def augmentation_rows(campaign: Campaign) -> Iterator[Row]:
+    """Each original with a kept label flip, then all its kept counterfactuals (§4.4)."""
+    flips_of_the_same_original = _flipping(_kept_aggregates(campaign)).filter(
+        candidate__original_id=OuterRef("candidate__original_id")
+    )
+    aggregates = (
+        _kept_aggregates(campaign)
+        .filter(Exists(flips_of_the_same_original))
+        .order_by("candidate__original_id", "candidate_id")
+        .values(*_AGGREGATE_VALUES)
+    )
+    current_original = None
+    for values in aggregates.iterator(chunk_size=CHUNK_SIZE):
+        row = _counterfactual_row(values)
+        if values["candidate__original_id"] != current_original:
+            current_original = values["candidate__original_id"]
+            yield _original_row(row)
+        flips_label = row["label"] != row["original_label"]
+        yield _in_order(
+            {**row, "is_original": False, "flips_label": flips_label}, AUGMENTATION_COLUMNS
+        )
+
+
+def _in_order(row: Row, columns: tuple[str, ...]) -> Row:
+    return {column: row[column] for column in columns}
+
+
+def _original_row(counterfactual: Row) -> Row:
+    """The original x as a training row, built from one of its counterfactuals' rows."""
+    return {
+        "original_id": counterfactual["original_id"],
+        "candidate_id": None,
+        "is_original": True,
+        "flips_label": False,
+        "context": counterfactual["context"],
+        "original_text": counterfactual["original_text"],
+        "text": counterfactual["original_text"],
+        "original_label": counterfactual["original_label"],
+        "label": counterfactual["original_label"],
+        "generator": "",
+        "control_code": "",
+        "removed_tokens": "",
+        "added_tokens": "",
+        "votes": None,
+        "qualified_votes": None,
+        "agreement": None,
+    }
+
+
+def judgment_rows(campaign: Campaign, *, include_gold: bool = False) -> Iterator[Row]:
+    """Every submitted judgment of real rounds (and gold rounds), oldest round first."""
+    kinds = [RoundKind.REAL, RoundKind.GOLD] if include_gold else [RoundKind.REAL]
+    worker_qualified = WorkerQuality.objects.filter(
+        campaign=campaign, worker_id=OuterRef("round__worker_id")
+    ).values("qualified")[:1]
+    judgments = (
+        Judgment.objects.filter(
+            round__assignment__campaign=campaign,
+            round__submitted_at__isnull=False,
+            round__kind__in=kinds,
+        )
+        .annotate(worker_qualified=Subquery(worker_qualified))
+        .order_by("round__submitted_at", "round_id", "id")
+        .values(
+            "id",
+            "round__kind",
+            "round__assignment_id",
+            "round__worker__external_id",
+            "round__worker__platform",
+            "worker_qualified",
+            "round__served_at",
+            "round__submitted_at",
+            "is_valid",
+            "label__value",
+            "candidate_id",
+            "candidate__text",
+            "candidate__generator",
+            "candidate__control_code",
+            "candidate__edit",
+            "candidate__original__external_id",
+            "candidate__original__text",
+            "candidate__original__context",
+            "candidate__original__label__value",
+            "candidate__gold_item__expected_valid",
+            "candidate__gold_item__expected_label__value",
+            "candidate__aggregated_label__kept",
+            "candidate__aggregated_label__label__value",
+            "candidate__aggregated_label__votes",
+            "candidate__aggregated_label__qualified_votes",
+            "candidate__aggregated_label__agreement",
+        )
+    )
+    for values in judgments.iterator(chunk_size=CHUNK_SIZE):
+        yield _judgment_row(values)
+
+
+def _judgment_row(values: dict) -> Row:
+    served_at, submitted_at = values["round__served_at"], values["round__submitted_at"]
+    edit = values["candidate__edit"]
+    kept = values["candidate__aggregated_label__kept"]
+    return {
+        "judgment_id": values["id"],
+        "round_kind": values["round__kind"],
+        "assignment_id": values["round__assignment_id"],
+        "worker_id": values["round__worker__external_id"],
+        "worker_platform": values["round__worker__platform"],
+        "worker_qualified": values["worker_qualified"],
+        "round_seconds": (submitted_at - served_at).total_seconds() if served_at else None,
+        "served_at": served_at.isoformat() if served_at else None,
+        "submitted_at": submitted_at.isoformat(),
+        "original_id": values["candidate__original__external_id"],
+        "candidate_id": values["candidate_id"],
+        "context": values["candidate__original__context"],
+        "original_text": values["candidate__original__text"],
+        "text": values["candidate__text"],
+        "original_label": values["candidate__original__label__value"],
+        "is_valid": values["is_valid"],
+        "label": values["label__value"],
+        "expected_valid": values["candidate__gold_item__expected_valid"],
+        "expected_label": values["candidate__gold_item__expected_label__value"],
+        "kept": kept,
+        "kept_label": values["candidate__aggregated_label__label__value"] if kept else None,
+        "generator": values["candidate__generator"],
+        "control_code": values["candidate__control_code"],
+        "removed_tokens": edit_tokens(edit, "removed"),
+        "added_tokens": edit_tokens(edit, "added"),
+        "votes": values["candidate__aggregated_label__votes"],
+        "qualified_votes": values["candidate__aggregated_label__qualified_votes"],
+        "agreement": _finite(values["candidate__aggregated_label__agreement"]),
+    }
+
+
+@dataclass(frozen=True)
+class ExportKind:
+    name: str
+    title: str
+    columns: tuple[str, ...]
+    rows: Callable[..., Iterator[Row]]
+    takes_gold: bool = False
+
+
+EXPORT_KINDS = {
+    kind.name: kind
+    for kind in (
+        ExportKind("contrast", "Contrast set", COUNTERFACTUAL_COLUMNS, contrast_rows),
+        ExportKind("augmentation", "Augmentation set", AUGMENTATION_COLUMNS, augmentation_rows),
+        ExportKind("judgments", "Raw judgments", JUDGMENT_COLUMNS, judgment_rows, takes_gold=True),
+    )
+}

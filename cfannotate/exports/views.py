@@ -1,0 +1,43 @@
+"""The campaign page's download links: a file streamed to the campaign's owner."""
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.views.decorators.http import require_GET
+
+from cfannotate.campaigns.selectors import campaign_get_for_owner
+from cfannotate.core.exceptions import InvalidInput, NotFound
+from cfannotate.exports.files import export_prepare, export_response
+
+TRUE_VALUES = {"1", "true", "yes", "on"}
+FALSE_VALUES = {"", "0", "false", "no", "off"}
+
+
+def flag_value(name: str, text: str | None) -> bool:
+    """A yes/no query parameter; anything else is an error rather than a silent no."""
+    value = (text or "").strip().lower()
+    if value in TRUE_VALUES | FALSE_VALUES:
+        return value in TRUE_VALUES
+    raise InvalidInput(
+        f"{name} must be true or false, not {text!r}.", fields={name: ["Must be true or false."]}
+    )
+
+
+@require_GET
+@login_required
+def export_download(request: HttpRequest, campaign_id: int, kind: str) -> HttpResponse:
+    try:
+        campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+    except NotFound as error:
+        raise Http404(error.message) from None
+    try:
+        export = export_prepare(
+            campaign=campaign,
+            kind=kind,
+            format=request.GET.get("format"),
+            include_gold=flag_value("include_gold", request.GET.get("include_gold")),
+        )
+    except InvalidInput as error:
+        context = {"campaign": campaign, "error": error}
+        return TemplateResponse(request, "exports/error.html", context, status=error.status_code)
+    return export_response(export)

@@ -31,6 +31,17 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from cfannotate.labeling.simulation import (  # noqa: E402  (plain module, no Django setup)
+    BEHAVIOURS,
+    Behaviour,
+    answer,
+    crowd_mix,
+    gold_truth,
+    work_assignment,
+)
+
+__all__ = ["BEHAVIOURS", "answer", "crowd_mix", "simulate"]
+
 LABELS = ("positive", "negative")
 GOLD_ROUNDS = (  # (text, valid, label): unambiguous, both labels and one invalid per round
     [
@@ -54,52 +65,6 @@ GOLD_ROUNDS = (  # (text, valid, label): unambiguous, both labels and one invali
         ("Nothing about this drama worked for me.", True, "negative"),
     ],
 )
-
-
-@dataclass(frozen=True)
-class Behaviour:
-    kind: str  # careful | random | constant | fast
-    accuracy: float  # chance of giving the true answer (careful workers)
-    median_seconds: float
-
-    @property
-    def is_spammer(self) -> bool:
-        return self.kind != "careful"
-
-
-BEHAVIOURS = {
-    "careful": Behaviour("careful", accuracy=0.9, median_seconds=35.0),
-    "random": Behaviour("random", accuracy=0.0, median_seconds=26.0),
-    "constant": Behaviour("constant", accuracy=0.0, median_seconds=24.0),
-    "fast": Behaviour("fast", accuracy=0.0, median_seconds=5.0),
-}
-
-
-def crowd_mix(workers: int, rng: random.Random) -> list[Behaviour]:
-    """70% careful, 30% spammers split evenly over the three kinds, in random order."""
-    spammers = round(workers * 0.3)
-    kinds = [("random", "constant", "fast")[i % 3] for i in range(spammers)]
-    kinds += ["careful"] * (workers - spammers)
-    rng.shuffle(kinds)
-    return [BEHAVIOURS[kind] for kind in kinds]
-
-
-def answer(behaviour: Behaviour, truth: tuple[bool, str], rng: random.Random) -> tuple[bool, str]:
-    valid, label = truth
-    if behaviour.kind == "constant":
-        return True, LABELS[0]
-    if behaviour.kind in ("random", "fast"):
-        return rng.random() < 0.5, rng.choice(LABELS)
-    if rng.random() < behaviour.accuracy:
-        return valid, label
-    # A slip: the validity or the label, not both.
-    if rng.random() < 0.5:
-        return not valid, label
-    return valid, LABELS[1 - LABELS.index(label)]
-
-
-def round_seconds(behaviour: Behaviour, rng: random.Random) -> float:
-    return max(1.0, rng.lognormvariate(0, 0.3) * behaviour.median_seconds)
 
 
 @dataclass
@@ -199,42 +164,8 @@ def campaign_setup(*, owner, units: int, rng: random.Random):
             truth[candidate.id] = (rng.random() < 0.85, rng.choice(LABELS))
     campaign.status = CampaignStatus.LABELING
     campaign.save(update_fields=["status"])
-    for gold_item_candidate, valid, label in _gold_truth(campaign):
-        truth[gold_item_candidate] = (valid, label)
+    truth.update(gold_truth(campaign))
     return campaign, truth
-
-
-def _gold_truth(campaign):
-    from cfannotate.labeling.models import GoldItem
-
-    for item in GoldItem.objects.filter(gold_round__campaign=campaign).select_related(
-        "expected_label"
-    ):
-        yield item.candidate_id, item.expected_valid, item.expected_label.value
-
-
-def work_assignment(*, campaign, worker, behaviour, truth, start: datetime, rng) -> int:
-    """One worker does one whole assignment through the labeling services; returns rounds."""
-    from cfannotate.labeling.assignments import assignment_start
-    from cfannotate.labeling.rounds import Answer, current_round, round_serve, round_submit
-
-    now = start
-    assignment = assignment_start(campaign=campaign, worker=worker, now=now, rng=rng)
-    rounds = 0
-    while (round_ := current_round(assignment)) is not None:
-        view = round_serve(assignment=assignment, position=round_.position, now=now)
-        now += timedelta(seconds=round_seconds(behaviour, rng))
-        candidates = list(round_.judgments.order_by("id").values_list("candidate_id", flat=True))
-        by_index = dict(zip((item.index for item in view.items), candidates, strict=True))
-        answers = []
-        for index, candidate_id in by_index.items():
-            is_valid, label = answer(behaviour, truth[candidate_id], rng)
-            answers.append(Answer(index=index, is_valid=is_valid, label=label))
-        round_submit(assignment=assignment, position=round_.position, answers=answers, now=now)
-        assignment.refresh_from_db()
-        rounds += 1
-        now += timedelta(seconds=2)
-    return rounds
 
 
 def simulate(*, owner, workers: int, units: int, seed: int, max_waves: int = 4) -> SimResult:

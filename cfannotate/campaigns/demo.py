@@ -1,7 +1,10 @@
 """The demo: a researcher login and two campaigns built from the project's fixtures."""
 
+import json
+import random
 import secrets
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from django.conf import settings
@@ -16,6 +19,21 @@ from cfannotate.labeling.gold import gold_rounds_import
 
 FIXTURES_DIR = Path(settings.BASE_DIR) / "fixtures"
 DEMO_USERNAME = "researcher"
+EXAMPLE_NAME = "Movie review sentiment: labeled example (simulated crowd)"
+EXAMPLE_COUNTERFACTUALS = "sentiment_example_counterfactuals.jsonl"
+# Six careful workers and two spammers (one far too fast, one always the same answer),
+# so that the quality page shows the C.2 filter at work.
+EXAMPLE_CROWD = (
+    "careful",
+    "fast",
+    "careful",
+    "careful",
+    "constant",
+    "careful",
+    "careful",
+    "careful",
+)
+EXAMPLE_START = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 
 # (name, task type, originals, gold and training rounds written for those originals)
 DEMO_CAMPAIGNS = [
@@ -34,6 +52,7 @@ class DemoSetup:
     username: str
     password: str
     campaigns: list[Campaign]
+    example: Campaign | None = None
 
 
 @transaction.atomic
@@ -59,7 +78,79 @@ def demo_setup() -> DemoSetup:
             originals_import(campaign=campaign, records=read_jsonl(FIXTURES_DIR / fixture))
             gold_rounds_import(campaign=campaign, records=read_jsonl(FIXTURES_DIR / gold_fixture))
         campaigns.append(campaign)
-    return DemoSetup(username=user.username, password=password, campaigns=campaigns)
+    example = Campaign.objects.filter(owner=user, name=EXAMPLE_NAME).first()
+    if example is None:
+        example = demo_labeled_example(owner=user)
+    return DemoSetup(
+        username=user.username, password=password, campaigns=campaigns, example=example
+    )
+
+
+def demo_labeled_example(*, owner, seed: int = 2026) -> Campaign:
+    """A campaign already labeled by a simulated crowd, so quality and exports show data.
+
+    The counterfactuals are hand-written for the first twelve fixture reviews, with
+    their true validity and label; eight simulated workers label them through the real
+    assignment and round services (`cfannotate.labeling.simulation`), and quality
+    control runs as it does after real rounds. The workers' ids start with `demo-`.
+    """
+    from cfannotate.candidates.services import candidates_import
+    from cfannotate.crowd.services import worker_get_or_create
+    from cfannotate.labeling.assignments import NoWorkLeft
+    from cfannotate.labeling.services import labeling_open
+    from cfannotate.labeling.simulation import BEHAVIOURS, gold_truth, work_assignment
+    from cfannotate.labeling.units import units_create_from_selection
+    from cfannotate.quality.services import quality_refresh
+
+    campaign = campaign_create(
+        owner=owner,
+        name=EXAMPLE_NAME,
+        task_type=TaskType.SENTIMENT,
+        settings={"rounds_per_assignment": 4},
+    )
+    originals_import(
+        campaign=campaign, records=read_jsonl(FIXTURES_DIR / "sentiment_reviews.jsonl")
+    )
+    gold_rounds_import(campaign=campaign, records=read_jsonl(FIXTURES_DIR / "sentiment_gold.jsonl"))
+    written = read_jsonl(FIXTURES_DIR / EXAMPLE_COUNTERFACTUALS)
+    rows = [
+        {"original_id": row["original_id"], "text": row["text"], "intended_label": row["label"]}
+        for row in written
+    ]
+    content = "\n".join(json.dumps(row) for row in rows).encode()
+    candidates_import(
+        campaign=campaign, file_name=EXAMPLE_COUNTERFACTUALS, content=content, queue_selection=False
+    )
+    units_create_from_selection(campaign=campaign)
+    labeling_open(campaign=campaign)
+
+    by_text = {
+        (candidate.original.external_id, candidate.text): candidate.id
+        for candidate in campaign.candidates.select_related("original")
+    }
+    truth = {
+        by_text[row["original_id"], row["text"]]: (row["valid"], row["label"]) for row in written
+    }
+    truth.update(gold_truth(campaign))
+    rng = random.Random(seed)
+    clock = EXAMPLE_START
+    for _wave in range(3):
+        for number, kind in enumerate(EXAMPLE_CROWD, start=1):
+            worker = worker_get_or_create(platform="link", external_id=f"demo-{kind}-{number}")
+            clock += timedelta(minutes=rng.randint(1, 20))
+            try:
+                work_assignment(
+                    campaign=campaign,
+                    worker=worker,
+                    behaviour=BEHAVIOURS[kind],
+                    truth=truth,
+                    start=clock,
+                    rng=rng,
+                )
+            except NoWorkLeft:
+                continue
+        quality_refresh(campaign=campaign)
+    return campaign
 
 
 def demo_generate(

@@ -4,7 +4,7 @@ import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils.text import slugify
 
 from cfannotate.campaigns.models import (
@@ -15,7 +15,7 @@ from cfannotate.campaigns.models import (
     TaskType,
 )
 from cfannotate.campaigns.task_templates import LabelTemplate, template_for
-from cfannotate.core.exceptions import InvalidInput
+from cfannotate.core.exceptions import Conflict, InvalidInput
 
 MAX_TEXT_CHARS = 10_000
 MAX_ROW_ERRORS_REPORTED = 50
@@ -98,6 +98,13 @@ def campaign_update(*, campaign: Campaign, settings: Mapping[str, object]) -> Ca
     `generators[i].option`, before anything is saved or any model loads.
     """
     campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    k = settings.get("judgments_per_candidate", campaign.judgments_per_candidate)
+    if k != campaign.judgments_per_candidate and campaign.units.exists():
+        raise InvalidInput(
+            "K cannot change once labeling units exist: they were created for "
+            f"{campaign.judgments_per_candidate} judgments each, and the vote counts on it.",
+            fields={"judgments_per_candidate": ["Fixed once labeling units exist."]},
+        )
     _apply_settings(campaign, settings)
     _check_generation_settings(campaign, list(campaign.labels.values_list("value", flat=True)))
     campaign.full_clean()
@@ -130,7 +137,7 @@ def _label_templates(labels: list[Mapping[str, str]] | None, template) -> list[L
         if not value or not display:
             errors.append(f"Label {index + 1} needs a value made of letters, digits or _.")
             continue
-        parsed.append(LabelTemplate(value, display, str(item.get("description", ""))))
+        parsed.append(LabelTemplate(value, display, str(item.get("description", "")).strip()))
     values = [label.value for label in parsed]
     if len(set(values)) != len(values):
         errors.append("Label values must be distinct.")
@@ -188,22 +195,41 @@ def label_lookup(campaign: Campaign) -> dict[str, CampaignLabel]:
     return lookup
 
 
-@transaction.atomic
-def originals_import(*, campaign: Campaign, records: Iterable[Mapping[str, object]]) -> int:
-    """Validate every record, then insert all of them or none.
+@dataclass(frozen=True)
+class OriginalsChecked:
+    originals: list[Original]  # unsaved, one per valid record, in record order
+    errors: list[RowError]  # RowError.row: 1 for the first record
+
+
+ORIGINAL_FIELDS = ("id", "text", "context", "label")
+MAX_EXTERNAL_ID_CHARS = 200
+
+
+def originals_check(
+    *, campaign: Campaign, records: Iterable[Mapping[str, object]]
+) -> OriginalsChecked:
+    """What importing `records` would create, and every problem of every record.
 
     A record has `text`, `label`, optionally `id` and (for pair tasks) `context`;
-    other keys are kept in `extra`. Raises InvalidInput with one entry per bad row.
+    other keys are kept in `extra`. Nothing is written.
     """
     lookup = label_lookup(campaign)
+    allowed = ", ".join(campaign.labels.values_list("value", flat=True))
     existing_ids = set(campaign.originals.values_list("external_id", flat=True))
     next_number = campaign.originals.count() + 1
     seen_ids: set[str] = set()
     errors: list[RowError] = []
-    to_create: list[Original] = []
+    originals: list[Original] = []
 
     for row, record in enumerate(records, start=1):
-        row_errors = []
+        row_errors = [
+            RowError(row, name, "Must be text or a number, not a list or an object.")
+            for name in ORIGINAL_FIELDS
+            if isinstance(record.get(name), list | dict)
+        ]
+        if row_errors:
+            errors.extend(row_errors)
+            continue
         text = str(record.get("text") or "").strip()
         context = str(record.get("context") or "").strip()
         raw_label = str(record.get("label") if record.get("label") is not None else "").strip()
@@ -216,44 +242,86 @@ def originals_import(*, campaign: Campaign, records: Iterable[Mapping[str, objec
                 RowError(
                     row,
                     "text",
-                    f"The text has {len(text)} characters; the limit is {MAX_TEXT_CHARS}.",
+                    f"The text has {len(text):,} characters; the limit is {MAX_TEXT_CHARS:,}.",
                 )
             )
         if campaign.is_pair_task and not context:
             row_errors.append(
                 RowError(row, "context", f"The {campaign.context_name.lower()} is empty.")
             )
+        elif len(context) > MAX_TEXT_CHARS:
+            row_errors.append(
+                RowError(
+                    row,
+                    "context",
+                    f"The {campaign.context_name.lower() or 'context'} has {len(context):,} "
+                    f"characters; the limit is {MAX_TEXT_CHARS:,}.",
+                )
+            )
         label = lookup.get(raw_label.lower())
         if label is None:
-            allowed = ", ".join(campaign.labels.values_list("value", flat=True))
             row_errors.append(
                 RowError(row, "label", f"Unknown label {raw_label!r}; expected one of {allowed}.")
             )
-        if external_id in existing_ids or external_id in seen_ids:
+        if len(external_id) > MAX_EXTERNAL_ID_CHARS:
+            row_errors.append(
+                RowError(
+                    row,
+                    "id",
+                    f"The id has {len(external_id)} characters; the limit is "
+                    f"{MAX_EXTERNAL_ID_CHARS}.",
+                )
+            )
+        elif external_id in seen_ids:
             row_errors.append(RowError(row, "id", f"The id {external_id!r} is used twice."))
+        elif external_id in existing_ids:
+            row_errors.append(
+                RowError(
+                    row, "id", f"The id {external_id!r} is already an original of this campaign."
+                )
+            )
         seen_ids.add(external_id)
 
         if row_errors:
             errors.extend(row_errors)
             continue
-        extra = {
-            key: value
-            for key, value in record.items()
-            if key not in {"id", "text", "context", "label"}
-        }
-        to_create.append(
+        extra = {key: value for key, value in record.items() if key not in ORIGINAL_FIELDS}
+        originals.append(
             Original(
                 campaign=campaign,
-                external_id=external_id[:200],
+                external_id=external_id,
                 text=text,
                 context=context,
                 label=label,
                 extra=extra,
             )
         )
+    return OriginalsChecked(originals=originals, errors=errors)
 
-    row_errors_raise(errors)
-    if not to_create:
+
+@transaction.atomic
+def originals_import(*, campaign: Campaign, records: Iterable[Mapping[str, object]]) -> int:
+    """Validate every record, then insert all of them or none.
+
+    The records are those of `originals_check`. Raises InvalidInput with one entry
+    per bad row.
+    """
+    checked = originals_check(campaign=campaign, records=records)
+    row_errors_raise(checked.errors)
+    return originals_create(originals=checked.originals)
+
+
+def originals_create(*, originals: list[Original]) -> int:
+    """Insert originals that `originals_check` passed; the caller holds the transaction."""
+    if not originals:
         raise InvalidInput("The dataset has no rows; nothing was imported.")
-    Original.objects.bulk_create(to_create, batch_size=1000)
-    return len(to_create)
+    try:
+        with transaction.atomic():
+            Original.objects.bulk_create(originals, batch_size=1000)
+    except IntegrityError:
+        # Checked ids can still collide with an import that committed in between.
+        raise Conflict(
+            "Another import added originals with some of these ids meanwhile; "
+            "nothing was imported. Check the campaign's originals and try again."
+        ) from None
+    return len(originals)

@@ -139,3 +139,8 @@ TEMPLATES: dict[str, TaskTemplate] = {
 def template_for(task_type: str) -> TaskTemplate | None:
     """The template of a task type; None for custom tasks, whose labels the researcher gives."""
     return TEMPLATES.get(task_type)
+
+
+def task_template_summaries() -> list[tuple[str, str, TaskTemplate | None]]:
+    """(task type, display name, template or None for custom) in the order TaskType lists them."""
+    return [(value, label, template_for(value)) for value, label in TaskType.choices]

@@ -1,7 +1,29 @@
 from django.urls import path
 
-from cfannotate.campaigns import views
+from cfannotate.campaigns import upload_views, views
 
 urlpatterns = [
+    path("new/", views.campaign_new, name="campaign-new"),
     path("<int:campaign_id>/", views.campaign_detail, name="campaign-detail"),
+    path(
+        "<int:campaign_id>/originals/upload/",
+        upload_views.original_upload,
+        name="original-upload",
+    ),
+    path(
+        "<int:campaign_id>/originals/upload/preview/",
+        upload_views.original_upload_preview,
+        name="original-upload-preview",
+    ),
+    path(
+        "<int:campaign_id>/originals/upload/import/",
+        upload_views.original_upload_import,
+        name="original-upload-import",
+    ),
+    path(
+        "<int:campaign_id>/originals/upload/cancel/",
+        upload_views.original_upload_cancel,
+        name="original-upload-cancel",
+    ),
+    path("<int:campaign_id>/settings/", views.campaign_settings, name="campaign-settings"),
 ]

@@ -1,13 +1,18 @@
 """HTML pages of a researcher's campaigns."""
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
+from django.shortcuts import redirect
 from django.template.response import TemplateResponse
+from django.views.decorators.http import require_http_methods
 
-from cfannotate.campaigns import selectors
+from cfannotate.campaigns import selectors, services
+from cfannotate.campaigns.forms import CampaignCreateForm, CampaignSettingsForm, errors_onto_form
+from cfannotate.campaigns.task_templates import task_template_summaries
 from cfannotate.candidates.selectors import latest_run, run_progress
-from cfannotate.core.exceptions import NotFound
+from cfannotate.core.exceptions import CfannotateError, NotFound
 from cfannotate.core.htmx import HtmxHttpRequest
 from cfannotate.labeling.campaign_views import labeling_context
 
@@ -40,3 +45,55 @@ def campaign_detail(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     if request.htmx and request.htmx.target == "originals":
         template += "#originals"
     return TemplateResponse(request, template, context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def campaign_new(request: HtmxHttpRequest) -> HttpResponse:
+    """Create a campaign from a task template; then the campaign page takes the upload."""
+    form = CampaignCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            campaign = services.campaign_create(owner=request.user, **form.service_arguments())
+        except CfannotateError as error:
+            errors_onto_form(form, error)
+        else:
+            messages.success(
+                request, f"Created {campaign.name}. Upload its dataset of labeled originals next."
+            )
+            return redirect("campaign-detail", campaign_id=campaign.id)
+    context = {"form": form, "templates": task_template_summaries()}
+    status = 400 if form.errors else 200
+    return TemplateResponse(request, "campaigns/new.html", context, status=status)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def campaign_settings(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
+    """Every per-stage setting on one page; saved through the same checks as the API."""
+    from cfannotate.candidates.adapter import generator_catalog, targeting_choices
+
+    campaign = _owned_campaign(request, campaign_id)
+    slices, codes = targeting_choices()
+    form = CampaignSettingsForm(
+        request.POST or None,
+        instance=campaign,
+        catalog=generator_catalog(),
+        slices=slices,
+        codes=codes,
+    )
+    saved = None
+    if request.method == "POST" and form.is_valid():
+        changed = form.changed_settings()
+        try:
+            if changed:
+                campaign = services.campaign_update(campaign=campaign, settings=changed)
+        except CfannotateError as error:
+            errors_onto_form(form, error)
+        else:
+            saved = sorted(changed)
+    context = {"campaign": campaign, "form": form, "saved": saved}
+    template = "campaigns/settings.html"
+    if request.htmx:
+        template += "#settings-form"
+    return TemplateResponse(request, template, context, status=400 if form.errors else 200)

@@ -12,6 +12,7 @@ options. An empty list means Polyjuice with its defaults.
 """
 
 import dataclasses
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -61,6 +62,45 @@ class GeneratorEntry:
         from generation.generators import load_generator
 
         return load_generator(self.name, self.options)
+
+
+@dataclass(frozen=True)
+class GeneratorInfo:
+    """What the settings page shows of one registered generator."""
+
+    name: str
+    summary: str  # the first line of the generator's docstring
+    defaults: dict  # its options and their defaults, as JSON would write them
+
+
+@functools.cache
+def generator_catalog() -> tuple[GeneratorInfo, ...]:
+    """Every registered generator with its options (imports their modules once per process)."""
+    from generation.generators import generator_class, generator_names
+
+    catalog = []
+    for name in generator_names():
+        cls = generator_class(name)
+        summary = (cls.__doc__ or "").strip().splitlines()
+        defaults = {}
+        for option in dataclasses.fields(cls.Settings):
+            default = (
+                option.default_factory()
+                if option.default is dataclasses.MISSING
+                else option.default
+            )
+            defaults[option.name] = list(default) if isinstance(default, tuple) else default
+        catalog.append(GeneratorInfo(name, summary[0] if summary else "", defaults))
+    return tuple(catalog)
+
+
+def targeting_choices() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(slices as (name, "name: description"), control codes) for the targeting form."""
+    from generation.slicing import SLICES
+    from generation.tokens import CONTROL_CODES
+
+    slices = [(name, f"{name}: {item.description}") for name, item in SLICES.items()]
+    return slices, [(code, code) for code in CONTROL_CODES]
 
 
 def generator_entries(campaign: Campaign) -> list[GeneratorEntry]:

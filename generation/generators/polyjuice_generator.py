@@ -25,6 +25,8 @@ from generation.tokens import CONTROL_CODES
 
 
 class PolyjuiceGenerator:
+    """Polyjuice: blanks from the dependency parse, filled by a causal LM under control codes."""
+
     name: ClassVar[str] = GENERATOR_NAME
 
     @dataclass(frozen=True)

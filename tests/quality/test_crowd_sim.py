@@ -4,6 +4,8 @@ import random
 
 from bench.crowd_sim import BEHAVIOURS, answer, crowd_mix, simulate
 
+LABELS = ("positive", "negative")
+
 
 def test_filters_and_vote_recover_the_truth_from_a_crowd_with_30_percent_spammers(researcher):
     result = simulate(owner=researcher, workers=30, units=200, seed=11)
@@ -27,8 +29,8 @@ def test_the_crowd_mix_is_thirty_percent_spammers_of_three_kinds():
 def test_careful_workers_are_right_about_nine_times_in_ten():
     rng = random.Random(1)
     truth = (True, "positive")
-    right = sum(answer(BEHAVIOURS["careful"], truth, rng) == truth for _ in range(4000))
+    right = sum(answer(BEHAVIOURS["careful"], truth, LABELS, rng) == truth for _ in range(4000))
     assert 0.88 < right / 4000 < 0.92
-    assert {answer(BEHAVIOURS["constant"], (False, "negative"), rng) for _ in range(20)} == {
-        (True, "positive")
-    }
+    assert {
+        answer(BEHAVIOURS["constant"], (False, "negative"), LABELS, rng) for _ in range(20)
+    } == {(True, "positive")}

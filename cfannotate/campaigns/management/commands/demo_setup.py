@@ -49,5 +49,11 @@ class Command(BaseCommand):
             if campaign.status == CampaignStatus.LABELING:
                 link = reverse("join", kwargs={"token": join_token(campaign.id)})
                 out.write(f"  Label it:   {base}{link}  (the worker's view)")
+        if setup.example is not None:
+            example = setup.example
+            out.write(
+                f"  Example:    {base}/campaigns/{example.id}/  {example.name}: already labeled; "
+                f"quality at {base}/campaigns/{example.id}/quality/, exports on its page"
+            )
         out.write(f"  Admin:      {base}/admin/")
         out.write(f"  API schema: {base}/api/schema/   docs: {base}/api/docs/")

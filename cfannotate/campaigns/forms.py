@@ -1,0 +1,252 @@
+"""Forms of the campaign pages: a new campaign from a task template, and its settings.
+
+The forms only parse what the browser sends; `services.campaign_create` and
+`services.campaign_update` decide what is valid, exactly as for the API, and their
+field errors are put back on the form (`errors_onto_form`).
+"""
+
+import json
+
+from django import forms
+
+from cfannotate.campaigns.models import Campaign, TaskType
+from cfannotate.campaigns.task_templates import template_for
+from cfannotate.core.exceptions import CfannotateError
+
+MAX_LABEL_LINES = 50
+
+# The settings page, stage by stage (Polyjuice §3.2, §4.1 and Appendix C.2 give the
+# defaults); generators and targeting are edited by their own fields below.
+STAGES = (
+    ("Generation", ("fluency_threshold",)),
+    (
+        "Selection",
+        (
+            "selected_per_original",
+            "weight_base",
+            "weight_removed",
+            "weight_added",
+            "weight_tree",
+            "weight_code",
+        ),
+    ),
+    (
+        "Labeling",
+        (
+            "training_rounds",
+            "rounds_per_assignment",
+            "gold_rounds_per_assignment",
+            "judgments_per_candidate",
+            "lease_minutes",
+            "max_requeues",
+        ),
+    ),
+    (
+        "Quality control",
+        (
+            "min_median_seconds",
+            "min_gold_correct",
+            "agreement_threshold",
+            "label_distribution_threshold",
+            "bonus_amount",
+        ),
+    ),
+)
+SCALAR_SETTINGS = tuple(name for _, names in STAGES for name in names)
+# `candidates_per_original` is left to the generators' own options (per_prompt,
+# max_candidates, ...), which decide how many candidates each original gets.
+FORM_SETTINGS = SCALAR_SETTINGS
+
+
+def errors_onto_form(form: forms.Form, error: CfannotateError) -> None:
+    """Put a service's field errors on the form fields they name (the rest on the form)."""
+    form.add_error(None, error.message)
+    for where, problems in error.fields.items():
+        name = where if where in form.fields else form_field_for(where)
+        for problem in problems:
+            if name == where and name in form.fields:
+                form.add_error(name, problem)
+            else:
+                form.add_error(name if name in form.fields else None, f"{where}: {problem}")
+
+
+def form_field_for(where: str) -> str:
+    """`generators[1].codes` belongs to the generators block, `targeting.code` to targeting."""
+    if where.startswith("generators"):
+        return "generators"
+    if where.startswith("targeting"):
+        return "targeting_code" if where == "targeting.code" else "targeting_slices"
+    return where
+
+
+class CampaignCreateForm(forms.Form):
+    name = forms.CharField(max_length=200)
+    task_type = forms.ChoiceField(
+        choices=TaskType.choices, widget=forms.RadioSelect, initial=TaskType.SENTIMENT
+    )
+    labels = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text="Custom tasks only: one label per line, optionally followed by a colon "
+        "and what it means, e.g. “Sarcastic: says the opposite of what it means”.",
+    )
+    text_name = forms.CharField(
+        max_length=60, required=False, help_text="What workers call the perturbed text."
+    )
+    context_name = forms.CharField(
+        max_length=60,
+        required=False,
+        help_text="Pair tasks only: the fixed text (Premise, Question 1).",
+    )
+    instructions = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text="Left empty, the task template's instructions are used.",
+    )
+
+    def clean_labels(self) -> list[dict[str, str]] | None:
+        lines = [line.strip() for line in self.cleaned_data["labels"].splitlines()]
+        lines = [line for line in lines if line]
+        if len(lines) > MAX_LABEL_LINES:
+            raise forms.ValidationError(f"At most {MAX_LABEL_LINES} labels.")
+        labels = []
+        for line in lines:
+            name, _, description = line.partition(":")
+            labels.append(
+                {
+                    "value": name.strip(),
+                    "display_name": name.strip(),
+                    "description": description.strip(),
+                }
+            )
+        return labels or None
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        if cleaned.get("task_type") == TaskType.CUSTOM and not cleaned.get("labels"):
+            self.add_error("labels", "A custom task needs at least two labels, one per line.")
+        return cleaned
+
+    def service_arguments(self) -> dict:
+        """Keyword arguments of `campaign_create`; empty fields take the template's values."""
+        data = self.cleaned_data
+        template = template_for(data["task_type"])
+        arguments = {"name": data["name"], "task_type": data["task_type"]}
+        if data["labels"]:
+            arguments["labels"] = data["labels"]
+        if data["text_name"]:
+            arguments["text_name"] = data["text_name"]
+        if data["context_name"] or (template is None and data["task_type"] == TaskType.CUSTOM):
+            arguments["context_name"] = data["context_name"]
+        if data["instructions"].strip():
+            arguments["instructions"] = data["instructions"]
+        return arguments
+
+
+class CampaignSettingsForm(forms.ModelForm):
+    """Every per-stage setting; generators as one checkbox and options each, targeting apart."""
+
+    targeting_slices = forms.MultipleChoiceField(
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        label="Slices",
+        help_text="Originals matching a slice get targeted blanks on exactly that pattern "
+        "(Polyjuice §4.1). None: blanks everywhere.",
+    )
+    targeting_code = forms.ChoiceField(
+        required=False, label="Control code for targeted blanks", help_text="Optional."
+    )
+
+    class Meta:
+        model = Campaign
+        fields = SCALAR_SETTINGS
+
+    def __init__(self, *args, catalog: list, slices: list, codes: list, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.catalog = catalog
+        campaign: Campaign = self.instance
+        entries = campaign.generators or [{"name": "polyjuice"}]
+        names = [entry.get("name") for entry in entries if isinstance(entry, dict)]
+        # The API accepts one generator twice with different options; this form shows one
+        # entry per generator, so such a list is left alone here (edit it through the API).
+        self.generators_editable = len(names) == len(set(names)) == len(entries)
+        by_name = {entry["name"]: entry for entry in entries if isinstance(entry, dict)}
+        for item in catalog:
+            entry = by_name.get(item.name)
+            options = {k: v for k, v in (entry or {}).items() if k != "name"}
+            self.fields[f"use_{item.name}"] = forms.BooleanField(
+                required=False, initial=entry is not None, label=item.name
+            )
+            self.fields[f"options_{item.name}"] = forms.CharField(
+                required=False,
+                label=f"{item.name} options (JSON)",
+                initial=json.dumps(options) if options else "",
+                widget=forms.TextInput(attrs={"placeholder": "{}", "spellcheck": "false"}),
+            )
+            if not self.generators_editable:
+                self.fields[f"use_{item.name}"].disabled = True
+                self.fields[f"options_{item.name}"].disabled = True
+        self.fields["generators"] = forms.CharField(required=False, widget=forms.HiddenInput)
+        targeting = campaign.targeting if isinstance(campaign.targeting, dict) else {}
+        self.fields["targeting_slices"].choices = slices
+        self.fields["targeting_slices"].initial = targeting.get("slices") or []
+        self.fields["targeting_code"].choices = [("", "Any (the generator's choice)"), *codes]
+        self.fields["targeting_code"].initial = targeting.get("code") or ""
+
+    def generator_rows(self) -> list[tuple]:
+        """(catalog item, use field, options field) for the template."""
+        return [
+            (item, self[f"use_{item.name}"], self[f"options_{item.name}"]) for item in self.catalog
+        ]
+
+    def stage_rows(self) -> list[tuple[str, list]]:
+        return [(title, [self[name] for name in names]) for title, names in STAGES]
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        if self.generators_editable:
+            entries = []
+            for item in self.catalog:
+                if not cleaned.get(f"use_{item.name}"):
+                    continue
+                raw = (cleaned.get(f"options_{item.name}") or "").strip()
+                try:
+                    options = json.loads(raw) if raw else {}
+                except json.JSONDecodeError as error:
+                    self.add_error(f"options_{item.name}", f"Not valid JSON: {error.msg}.")
+                    continue
+                if not isinstance(options, dict) or "name" in options:
+                    self.add_error(
+                        f"options_{item.name}",
+                        'An object of options, e.g. {"codes": ["negation"]}, without "name".',
+                    )
+                    continue
+                entries.append({"name": item.name, **options})
+            if not entries:
+                self.add_error("generators", "Choose at least one generator.")
+            cleaned["generators"] = entries
+        slices = cleaned.get("targeting_slices") or []
+        code = cleaned.get("targeting_code") or None
+        if code and not slices:
+            self.add_error("targeting_code", "Choose the slices this control code targets.")
+        cleaned["targeting"] = (
+            {"slices": slices, **({"code": code} if code else {})} if slices else {}
+        )
+        return cleaned
+
+    def changed_settings(self) -> dict:
+        """The settings whose values differ from the campaign's, as `campaign_update` takes them."""
+        # The form's instance already holds the new values (ModelForm fills it in while
+        # validating), so the current ones are read back from the database.
+        current = Campaign.objects.values(*FORM_SETTINGS, "generators", "targeting").get(
+            pk=self.instance.pk
+        )
+        if not current["generators"]:
+            current["generators"] = [{"name": "polyjuice"}]
+        changed = {}
+        for name in (*FORM_SETTINGS, "generators", "targeting"):
+            if name == "generators" and not self.generators_editable:
+                continue
+            if self.cleaned_data[name] != current[name]:
+                changed[name] = self.cleaned_data[name]
+        return changed

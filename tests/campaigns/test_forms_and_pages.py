@@ -1,0 +1,247 @@
+"""The new-campaign page and the settings page: parse, validate through the services, save."""
+
+import pytest
+
+from cfannotate.campaigns.models import Campaign, TaskType
+from tests.factories import make_original, make_unit
+
+
+def _settings_post(campaign: Campaign, **changes) -> dict:
+    """The settings form as the page sends it unchanged, with some fields changed."""
+    data = {
+        name: getattr(campaign, name)
+        for name in (
+            "fluency_threshold",
+            "selected_per_original",
+            "weight_base",
+            "weight_removed",
+            "weight_added",
+            "weight_tree",
+            "weight_code",
+            "training_rounds",
+            "rounds_per_assignment",
+            "gold_rounds_per_assignment",
+            "judgments_per_candidate",
+            "lease_minutes",
+            "max_requeues",
+            "min_median_seconds",
+            "min_gold_correct",
+            "agreement_threshold",
+            "label_distribution_threshold",
+            "bonus_amount",
+        )
+    }
+    data["use_polyjuice"] = "on"
+    data.update(changes)
+    return {key: value for key, value in data.items() if value is not None}
+
+
+# ------------------------------------------------------------------------- new campaign
+
+
+def test_new_campaign_page_lists_every_task_template(client, researcher):
+    client.force_login(researcher)
+    html = client.get("/campaigns/new/").content.decode()
+    for value in TaskType.values:
+        assert f'value="{value}"' in html
+    assert "Definitely True" in html  # NLI labels from the template (Polyjuice Figure 5)
+
+
+def test_new_campaign_needs_login(client):
+    response = client.get("/campaigns/new/")
+    assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+
+
+def test_creating_a_campaign_from_a_template_redirects_to_its_page(client, researcher):
+    client.force_login(researcher)
+    response = client.post("/campaigns/new/", {"name": "SNLI probe", "task_type": "nli"})
+    campaign = Campaign.objects.get(name="SNLI probe")
+    assert response.status_code == 302
+    assert response["Location"] == f"/campaigns/{campaign.id}/"
+    assert campaign.owner == researcher
+    assert (campaign.context_name, campaign.text_name) == ("Premise", "Hypothesis")
+    assert list(campaign.labels.values_list("value", flat=True)) == [
+        "entailment",
+        "neutral",
+        "contradiction",
+    ]
+    page = client.get(response["Location"]).content.decode()
+    assert "Upload its dataset" in page
+
+
+def test_custom_campaign_takes_labels_one_per_line(client, researcher):
+    client.force_login(researcher)
+    client.post(
+        "/campaigns/new/",
+        {
+            "name": "Sarcasm",
+            "task_type": "custom",
+            "labels": "Sarcastic: says the opposite\n\nSincere\n",
+            "text_name": "Tweet",
+        },
+    )
+    campaign = Campaign.objects.get(name="Sarcasm")
+    labels = list(campaign.labels.values_list("value", "display_name", "description"))
+    assert labels == [("sarcastic", "Sarcastic", "says the opposite"), ("sincere", "Sincere", "")]
+    assert campaign.text_name == "Tweet" and campaign.context_name == ""
+
+
+@pytest.mark.parametrize(
+    ("data", "field", "message"),
+    [
+        ({"name": "", "task_type": "sentiment"}, "name", "This field is required."),
+        ({"name": "X", "task_type": "poetry"}, "task_type", "Select a valid choice"),
+        ({"name": "X", "task_type": "custom"}, "labels", "at least two labels"),
+        ({"name": "X", "task_type": "custom", "labels": "Only one"}, "labels", "at least two"),
+        ({"name": "X", "task_type": "custom", "labels": "A\na"}, "labels", "distinct"),
+    ],
+)
+def test_bad_new_campaign_input_is_shown_and_nothing_is_created(
+    client, researcher, data, field, message
+):
+    client.force_login(researcher)
+    response = client.post("/campaigns/new/", data)
+    assert response.status_code == 400
+    assert message in response.content.decode()
+    assert message in " ".join(response.context["form"].errors.get(field, []))
+    assert not Campaign.objects.exists()
+
+
+def test_new_campaign_form_is_csrf_protected(researcher):
+    from django.test import Client
+
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(researcher)
+    response = client.post("/campaigns/new/", {"name": "X", "task_type": "sentiment"})
+    assert response.status_code == 403
+    assert not Campaign.objects.exists()
+
+
+# ---------------------------------------------------------------------------- settings
+
+
+def test_settings_page_shows_every_generator_and_the_paper_defaults(client, researcher, campaign):
+    client.force_login(researcher)
+    html = client.get(f"/campaigns/{campaign.id}/settings/").content.decode()
+    for name in ("polyjuice", "lexicon-remove", "causal-negation", "concept-steered"):
+        assert f'name="use_{name}"' in html
+    assert 'name="use_polyjuice" id="id_use_polyjuice" checked' in html  # the default
+    assert 'name="min_median_seconds" value="18.0"' in html  # Appendix C.2
+    assert 'value="preposition"' in html  # a slicing function for targeting
+
+
+def test_settings_of_another_owner_are_404(client, other_researcher, campaign):
+    client.force_login(other_researcher)
+    assert client.get(f"/campaigns/{campaign.id}/settings/").status_code == 404
+    response = client.post(f"/campaigns/{campaign.id}/settings/", _settings_post(campaign))
+    assert response.status_code == 404
+
+
+def test_saving_settings_changes_only_what_changed(client, researcher, campaign):
+    client.force_login(researcher)
+    data = _settings_post(
+        campaign,
+        judgments_per_candidate=3,
+        weight_tree="0.25",
+        use_polyjuice="on",
+        options_polyjuice='{"codes": ["negation", "quantifier"]}',
+        **{"use_lexicon-remove": "on"},
+        targeting_slices=["preposition"],
+        targeting_code="resemantic",
+    )
+    response = client.post(f"/campaigns/{campaign.id}/settings/", data, HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "<html" not in html and 'id="settings-form"' in html
+    assert "Saved: generators, judgments_per_candidate, targeting, weight_tree." in html
+    campaign.refresh_from_db()
+    assert campaign.judgments_per_candidate == 3 and campaign.weight_tree == 0.25
+    assert campaign.generators == [
+        {"name": "polyjuice", "codes": ["negation", "quantifier"]},
+        {"name": "lexicon-remove"},
+    ]
+    assert campaign.targeting == {"slices": ["preposition"], "code": "resemantic"}
+
+    again = client.post(
+        f"/campaigns/{campaign.id}/settings/",
+        _settings_post(
+            campaign,
+            **{
+                "options_polyjuice": '{"codes": ["negation", "quantifier"]}',
+                "use_lexicon-remove": "on",
+                "targeting_slices": ["preposition"],
+                "targeting_code": "resemantic",
+            },
+        ),
+    )
+    assert "Nothing changed." in again.content.decode()
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"options_polyjuice": "{codes: 1"}, "Not valid JSON"),
+        ({"options_polyjuice": "[1, 2]"}, "An object of options"),
+        ({"options_polyjuice": '{"codes": ["teleport"]}'}, "generators[0].codes"),
+        ({"options_polyjuice": '{"blank_sets": "many"}'}, "generators[0].blank_sets"),
+        ({"use_polyjuice": None}, "Choose at least one generator."),
+        ({"targeting_code": "negation"}, "Choose the slices"),
+        ({"judgments_per_candidate": 0}, "greater than or equal to 1"),
+        ({"agreement_threshold": "1.5"}, "less than or equal to 1.0"),
+        ({"lease_minutes": "soon"}, "Enter a whole number."),
+    ],
+)
+def test_bad_settings_are_shown_in_place_and_nothing_is_saved(
+    client, researcher, campaign, changes, message
+):
+    before = Campaign.objects.values().get(pk=campaign.pk)
+    client.force_login(researcher)
+    response = client.post(
+        f"/campaigns/{campaign.id}/settings/",
+        _settings_post(campaign, **changes),
+        HTTP_HX_REQUEST="true",
+    )
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert message in html, html
+    assert "Nothing was saved" in html
+    assert Campaign.objects.values().get(pk=campaign.pk) == before
+
+
+def test_label_options_are_checked_against_the_campaign_labels(client, researcher, campaign):
+    client.force_login(researcher)
+    response = client.post(
+        f"/campaigns/{campaign.id}/settings/",
+        _settings_post(campaign, **{"use_causal-negation": "on"}),
+    )
+    assert response.status_code == 400
+    assert "generators[1].source_labels" in response.content.decode()
+    campaign.refresh_from_db()
+    assert campaign.generators == []
+
+
+def test_k_is_fixed_once_labeling_units_exist(client, researcher, campaign):
+    make_unit(make_original(campaign))
+    client.force_login(researcher)
+    response = client.post(
+        f"/campaigns/{campaign.id}/settings/", _settings_post(campaign, judgments_per_candidate=3)
+    )
+    assert response.status_code == 400
+    assert "K cannot change once labeling units exist" in response.content.decode()
+    campaign.refresh_from_db()
+    assert campaign.judgments_per_candidate == 2
+
+
+def test_a_generator_list_with_repeats_is_left_to_the_api(client, researcher, campaign):
+    repeated = [{"name": "polyjuice", "codes": ["negation"]}, {"name": "polyjuice", "seed": 1}]
+    Campaign.objects.filter(pk=campaign.pk).update(generators=repeated)
+    campaign.refresh_from_db()
+    client.force_login(researcher)
+    html = client.get(f"/campaigns/{campaign.id}/settings/").content.decode()
+    assert "edit its generators there" in html
+    response = client.post(
+        f"/campaigns/{campaign.id}/settings/", _settings_post(campaign, lease_minutes=30)
+    )
+    assert "Saved: lease_minutes." in response.content.decode()
+    campaign.refresh_from_db()
+    assert campaign.generators == repeated and campaign.lease_minutes == 30

@@ -35,9 +35,13 @@ wordnet:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wordnet-base >/dev/null; \
 	  else echo "The causal generators need WordNet: sudo apt-get install -y wordnet-base"; fi; }
 
+# The web server, with one background worker for every task queue (generation runs
+# started from the page, selection, quality control); Ctrl-C stops both.
 demo: install
 	$(PY) manage.py migrate --no-input
 	$(PY) manage.py demo_setup --base-url http://$(HOST):$(PORT)
+	$(PY) manage.py db_worker --queue-name '*' --no-reload & worker=$$!; \
+	trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
 	$(PY) manage.py runserver $(HOST):$(PORT)
 
 test: install browser wordnet

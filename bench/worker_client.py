@@ -3,8 +3,12 @@
 It joins through the campaign's invitation link, reads the instructions, answers
 every round as a browser without JavaScript would (one form POST per round), follows
 the training feedback, and stops at the completion page, or earlier when told to
-abandon. Used by `bench/labeling.py` and by the concurrency test; it measures the
-latency of serving and of submitting each round.
+abandon. With `item_saves` it first saves every counterfactual as htmx does on each
+click; with `retry_seconds` it retries a request that failed in transit or with a 5xx
+(a restarted server, a dropped database connection) as a patient browser would. Used
+by `bench/labeling.py`, `bench/load.py`, the concurrency and reliability tests; it
+measures the latency of serving, saving and submitting, and keeps every acknowledged
+submit (its URL and answers) so the database can be checked against them.
 """
 
 import logging
@@ -26,6 +30,8 @@ _ITEM = re.compile(r"data-item\b")
 _LABEL_VALUE = re.compile(r'name="label-1" value="([^"]+)"')
 _BUTTON_LINK = re.compile(r'<a class="button" href="([^"]+)"')
 _CODE = re.compile(r'<output id="completion-code">([^<]+)</output>')
+_ITEM_SAVE = re.compile(r'hx-post="([^"]+/items/\d+/)"')
+RETRY_STATUSES = {500, 502, 503, 504}
 
 
 @dataclass
@@ -37,6 +43,10 @@ class WorkerResult:
     no_work: bool = False
     serve_seconds: list[float] = field(default_factory=list)
     submit_seconds: list[float] = field(default_factory=list)
+    save_seconds: list[float] = field(default_factory=list)
+    # (submit path, form data) of every submit the server acknowledged with a redirect
+    acknowledged: list[tuple[str, dict[str, str]]] = field(default_factory=list)
+    retries: int = 0
     errors: list[str] = field(default_factory=list)
 
 
@@ -50,12 +60,16 @@ class SimulatedWorker:
         abandon_after: int | None = None,
         seed: int = 0,
         timeout: float = 60.0,
+        item_saves: bool = False,
+        retry_seconds: float = 0.0,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.join_path = join_path
         self.result = WorkerResult(worker_id=worker_id)
         self.abandon_after = abandon_after
         self.rng = random.Random(seed)
+        self.item_saves = item_saves
+        self.retry_seconds = retry_seconds
         self.client = httpx.Client(base_url=self.base_url, timeout=timeout)
 
     def _check(self, response: httpx.Response, *expected: int) -> httpx.Response:
@@ -65,6 +79,27 @@ class SimulatedWorker:
                 f"{response.status_code}: {response.text[:200]}"
             )
         return response
+
+    def _send(self, method: str, url: str, **kwargs) -> httpx.Response:
+        """One request; with `retry_seconds`, retried while it fails in transit or with 5xx.
+
+        Every request the worker makes may safely be sent twice: the server answers a
+        replayed save or submit as it answered the first.
+        """
+        give_up_at = time.monotonic() + self.retry_seconds
+        pause = 0.05
+        while True:
+            try:
+                response = self.client.request(method, url, **kwargs)
+            except httpx.TransportError:
+                if time.monotonic() > give_up_at:
+                    raise
+            else:
+                if response.status_code not in RETRY_STATUSES or time.monotonic() > give_up_at:
+                    return response
+            self.result.retries += 1
+            time.sleep(pause)
+            pause = min(pause * 2, 1.0)
 
     def run(self) -> WorkerResult:
         try:
@@ -76,9 +111,10 @@ class SimulatedWorker:
         return self.result
 
     def _run(self) -> None:
-        page = self._check(self.client.get(self.join_path), 200)
+        page = self._check(self._send("GET", self.join_path), 200)
         csrf = _CSRF.search(page.text).group(1)
-        joined = self.client.post(
+        joined = self._send(
+            "POST",
             self.join_path,
             params={"worker": self.result.worker_id},
             data={"csrfmiddlewaretoken": csrf},
@@ -99,7 +135,7 @@ class SimulatedWorker:
 
     def _step(self, url: str) -> str | None:
         started = time.perf_counter()
-        response = self._check(self.client.get(url), 200, 302)
+        response = self._check(self._send("GET", url), 200, 302)
         if response.status_code == 302:
             return response.headers["location"]
         text = response.text
@@ -111,13 +147,34 @@ class SimulatedWorker:
                 return None
             return unescape(_BUTTON_LINK.search(text).group(1))
         self.result.serve_seconds.append(time.perf_counter() - started)
-        data = {"form_token": _FORM_TOKEN.search(text).group(1)}
+        form_token = _FORM_TOKEN.search(text).group(1)
+        data = {"form_token": form_token}
         labels = _LABEL_VALUE.findall(text)
         for index in range(1, len(_ITEM.findall(text)) + 1):
             data[f"valid-{index}"] = "valid" if self.rng.random() < 0.8 else "invalid"
             data[f"label-{index}"] = self.rng.choice(labels)
+        if self.item_saves:
+            self._save_items(text, data, form_token)
+        submit_path = unescape(action.group(1))
         started = time.perf_counter()
-        submitted = self._check(self.client.post(unescape(action.group(1)), data=data), 302)
+        submitted = self._check(self._send("POST", submit_path, data=data), 302)
         self.result.submit_seconds.append(time.perf_counter() - started)
         self.result.rounds_submitted += 1
+        self.result.acknowledged.append((submit_path, data))
         return submitted.headers["location"]
+
+    def _save_items(self, text: str, data: dict[str, str], form_token: str) -> None:
+        """Each counterfactual's answers as htmx posts them once both are chosen."""
+        for index, path in enumerate(_ITEM_SAVE.findall(text), start=1):
+            answers = {key: data[key] for key in (f"valid-{index}", f"label-{index}")}
+            started = time.perf_counter()
+            self._check(
+                self._send(
+                    "POST",
+                    unescape(path),
+                    data=answers,
+                    headers={"HX-Request": "true", "X-Worker-Form": form_token},
+                ),
+                200,
+            )
+            self.result.save_seconds.append(time.perf_counter() - started)

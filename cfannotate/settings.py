@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "cfannotate.labeling",
     "cfannotate.quality",
     "cfannotate.exports",
+    "cfannotate.evaluation",
 ]
 
 MIDDLEWARE = [
@@ -133,10 +134,17 @@ STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 # Serve static files straight from the finders when nobody ran collectstatic.
 WHITENOISE_USE_FINDERS = not PRODUCTION
 
+# Dataset uploads (docs/configuration.md): the largest file and the most rows one upload
+# may hold. A file waits under UPLOAD_DIR for the researcher to confirm its preview.
+UPLOAD_MAX_BYTES = environment.env_int("CFANNOTATE_UPLOAD_MAX_BYTES", 50 * 1024 * 1024)
+UPLOAD_MAX_ROWS = environment.env_int("CFANNOTATE_UPLOAD_MAX_ROWS", 100_000)
+UPLOAD_DIR = STATE_DIR / "uploads"
+
 REST_FRAMEWORK = {
+    # Token first: a request without credentials gets 401 with `WWW-Authenticate: Token`.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -152,6 +160,13 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {
+        "EvaluationKindEnum": "cfannotate.evaluation.models.EvaluationKind",
+    },
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "cfannotate.core.api_schema.add_error_responses",
+    ],
 }
 
 # Security. Everything denies framing; worker pages relax frame-ancestors to the

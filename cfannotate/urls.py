@@ -11,21 +11,31 @@ api_patterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("", include("cfannotate.campaigns.api_urls")),
+    path("", include("cfannotate.candidates.api_urls")),
     path("", include("cfannotate.quality.api_urls")),
     path("", include("cfannotate.exports.api_urls")),
+    path("", include("cfannotate.evaluation.api_urls")),
 ]
+
+# Under api/ these answer {"message", "fields"} as the API's views do; elsewhere Django's pages.
+handler400 = "cfannotate.core.api_errors.bad_request"
+handler404 = "cfannotate.core.api_errors.page_not_found"
+handler500 = "cfannotate.core.api_errors.server_error"
 
 urlpatterns = [
     path("", core_views.home, name="home"),
     path("healthz", core_views.health, name="health"),
+    path("accounts/api-token/", core_views.api_token, name="api-token"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("campaigns/", include("cfannotate.campaigns.urls")),
     path("campaigns/", include("cfannotate.candidates.urls")),
     path("campaigns/", include("cfannotate.labeling.campaign_urls")),
+    path("campaigns/", include("cfannotate.labeling.gold_urls")),
     path("campaigns/", include("cfannotate.crowd.campaign_urls")),
     path("campaigns/", include("cfannotate.quality.urls")),
     path("campaigns/", include("cfannotate.exports.urls")),
+    path("campaigns/", include("cfannotate.evaluation.urls")),
     path("w/", include("cfannotate.labeling.urls")),
     path("join/", include("cfannotate.crowd.urls")),
     path("api/", include(api_patterns)),

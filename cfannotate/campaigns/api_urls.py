@@ -1,6 +1,6 @@
 from django.urls import path
 
-from cfannotate.campaigns import apis
+from cfannotate.campaigns import apis, upload_apis
 from cfannotate.candidates import apis as candidate_apis
 
 urlpatterns = [
@@ -28,6 +28,11 @@ urlpatterns = [
         "campaigns/<int:campaign_id>/originals/import/",
         apis.OriginalImportApi.as_view(),
         name="api-original-import",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/originals/upload/",
+        upload_apis.OriginalUploadApi.as_view(),
+        name="api-original-upload",
     ),
     path(
         "campaigns/<int:campaign_id>/generation/",

@@ -38,9 +38,11 @@ class CampaignOutputSerializer(serializers.ModelSerializer):
 
 
 class CampaignListApi(APIView):
+    pagination_class = PageNumberPagination  # also tells the schema the list is paginated
+
     @extend_schema(responses=CampaignOutputSerializer(many=True))
     def get(self, request: Request) -> Response:
-        paginator = PageNumberPagination()
+        paginator = self.pagination_class()
         queryset = selectors.campaigns_for_owner(request.user).prefetch_related("labels")
         page = paginator.paginate_queryset(queryset, request, view=self)
         return paginator.get_paginated_response(CampaignOutputSerializer(page, many=True).data)
@@ -101,10 +103,12 @@ class OriginalOutputSerializer(serializers.Serializer):
 
 
 class OriginalListApi(APIView):
+    pagination_class = PageNumberPagination  # also tells the schema the list is paginated
+
     @extend_schema(responses=OriginalOutputSerializer(many=True))
     def get(self, request: Request, campaign_id: int) -> Response:
         campaign = selectors.campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
-        paginator = PageNumberPagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(selectors.originals_of(campaign), request, view=self)
         return paginator.get_paginated_response(OriginalOutputSerializer(page, many=True).data)
 

@@ -80,7 +80,7 @@ def form_field_for(where: str) -> str:
 
 
 class CampaignCreateForm(forms.Form):
-    name = forms.CharField(max_length=200)
+    name = forms.CharField(max_length=200, label="Campaign name")
     task_type = forms.ChoiceField(
         choices=TaskType.choices, widget=forms.RadioSelect, initial=TaskType.SENTIMENT
     )
@@ -91,11 +91,15 @@ class CampaignCreateForm(forms.Form):
         "and what it means, e.g. “Sarcastic: says the opposite of what it means”.",
     )
     text_name = forms.CharField(
-        max_length=60, required=False, help_text="What workers call the perturbed text."
+        max_length=60,
+        required=False,
+        label="Perturbed field",
+        help_text="What workers call the text that is edited (Sentence, Hypothesis).",
     )
     context_name = forms.CharField(
         max_length=60,
         required=False,
+        label="Fixed field",
         help_text="Pair tasks only: the fixed text (Premise, Question 1).",
     )
     instructions = forms.CharField(

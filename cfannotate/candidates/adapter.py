@@ -15,12 +15,15 @@ import dataclasses
 import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from cfannotate.campaigns.models import Campaign, CampaignLabel, Original
 from cfannotate.candidates.models import Candidate, CandidateSource, CandidateStatus
 from cfannotate.core.exceptions import InvalidInput
-from generation.postprocess import AnnotatedCandidate
 from generation.records import OriginalRecord
+
+if TYPE_CHECKING:  # the real import loads torch; checking settings must not
+    from generation.postprocess import AnnotatedCandidate
 
 DEFAULT_GENERATORS = ({"name": "polyjuice"},)
 # Keys of an entry that are not options of the generator itself.
@@ -274,7 +277,7 @@ def pipeline_settings(campaign: Campaign, entry: GeneratorEntry, *, device: str 
 
 
 def intended_labels(
-    campaign: Campaign, results: Iterable[AnnotatedCandidate]
+    campaign: Campaign, results: Iterable["AnnotatedCandidate"]
 ) -> dict[str, CampaignLabel]:
     """The campaign label of every intended label the results name.
 
@@ -313,7 +316,7 @@ def intended_labels(
 def candidate_row(
     campaign: Campaign,
     originals: dict[str, Original],
-    annotated: AnnotatedCandidate,
+    annotated: "AnnotatedCandidate",
     labels: dict[str, CampaignLabel],
     *,
     source: str = CandidateSource.GENERATED,

@@ -1,4 +1,5 @@
-"""REST API of candidates: generation runs (start, progress, cancel, retry) and imports.
+"""REST API of candidates: generation runs (start, progress, cancel, retry), imports, and
+review (list with filters, accept, reject, edit, bulk review).
 
 Every endpoint is scoped to the campaign's owner.
 """
@@ -6,14 +7,22 @@ Every endpoint is scoped to the campaign's owner.
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
+from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from cfannotate.campaigns.selectors import campaign_get_for_owner
-from cfannotate.candidates import runs, selectors, services
-from cfannotate.candidates.models import GenerationRun
+from cfannotate.candidates import review, runs, selectors, services
+from cfannotate.candidates.forms import FLUENCY_BOUND
+from cfannotate.candidates.models import (
+    CandidateQuerySet,
+    CandidateSource,
+    CandidateStatus,
+    ControlCode,
+    GenerationRun,
+)
 from cfannotate.candidates.uploads import uploaded_bytes
 from cfannotate.core.exceptions import NotFound
 
@@ -118,3 +127,170 @@ class CandidateImportApi(APIView):
             score_fluency=serializer.validated_data["score_fluency"],
         )
         return Response(self.OutputSerializer(summary).data, status=status.HTTP_201_CREATED)
+
+
+# --------------------------------------------------------------------------- review
+
+
+@extend_schema_serializer(component_name="Candidate")
+class CandidateSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    original = serializers.IntegerField(source="original_id")
+    original_external_id = serializers.CharField(source="original.external_id")
+    original_text = serializers.CharField(source="original.text")
+    text = serializers.CharField()
+    source = serializers.CharField()
+    generator = serializers.CharField()
+    control_code = serializers.CharField()
+    intended_label = serializers.CharField(source="intended_label.value", allow_null=True)
+    edit = serializers.JSONField()
+    fluency_full = serializers.FloatField(allow_null=True)
+    fluency_changed = serializers.FloatField(allow_null=True)
+    status = serializers.CharField()
+    unit = serializers.IntegerField(source="unit_id", allow_null=True)
+    unit_claimed = serializers.BooleanField(
+        help_text="A worker was given its unit: it can no longer be rejected or edited."
+    )
+    gold_round = serializers.IntegerField(source="gold_round_id", allow_null=True)
+    judged = serializers.BooleanField()
+    created_at = serializers.DateTimeField()
+
+
+class CandidateFilterSerializer(serializers.Serializer):
+    """The query parameters of the candidate list; a bad one is a 400 naming it."""
+
+    generator = serializers.CharField(required=False, allow_blank=True, max_length=60)
+    control_code = serializers.ChoiceField(
+        choices=ControlCode.choices, required=False, allow_blank=True
+    )
+    status = serializers.ChoiceField(
+        choices=CandidateStatus.choices, required=False, allow_blank=True
+    )
+    source = serializers.ChoiceField(
+        choices=CandidateSource.choices, required=False, allow_blank=True
+    )
+    min_fluency = serializers.FloatField(
+        required=False,
+        min_value=-FLUENCY_BOUND,
+        max_value=FLUENCY_BOUND,
+        help_text="Lowest fluency Δ (log p(x̂) - log p(x), whole sentence); unscored are left out.",
+    )
+    max_fluency = serializers.FloatField(
+        required=False, min_value=-FLUENCY_BOUND, max_value=FLUENCY_BOUND
+    )
+    search = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=200,
+        help_text="In the candidate's or the original's text, or the original's id.",
+    )
+    original = serializers.IntegerField(required=False, min_value=1, help_text="An original's id.")
+    ordering = serializers.ChoiceField(
+        choices=list(CandidateQuerySet.ORDERINGS), required=False, allow_blank=True
+    )
+
+    def validate(self, attrs):
+        low, high = attrs.get("min_fluency"), attrs.get("max_fluency")
+        if low is not None and high is not None and low > high:
+            raise serializers.ValidationError({"max_fluency": ["Below min_fluency."]})
+        return attrs
+
+    def filters(self) -> selectors.CandidateFilters:
+        return selectors.CandidateFilters(**self.validated_data)
+
+
+def _candidate_out(campaign, candidate_id: int) -> dict:
+    candidate = selectors.candidates_filtered(campaign, selectors.CandidateFilters()).filter(
+        pk=candidate_id
+    )
+    return CandidateSerializer(candidate.get()).data
+
+
+def _candidate_of(request: Request, campaign_id: int, candidate_id: int):
+    campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+    return campaign, review.candidate_get(campaign=campaign, candidate_id=candidate_id)
+
+
+class CandidateListApi(APIView):
+    pagination_class = PageNumberPagination  # also tells the schema the list is paginated
+
+    @extend_schema(parameters=[CandidateFilterSerializer], responses=CandidateSerializer(many=True))
+    def get(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        query = CandidateFilterSerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(
+            selectors.candidates_filtered(campaign, query.filters()), request, view=self
+        )
+        return paginator.get_paginated_response(CandidateSerializer(page, many=True).data)
+
+
+class CandidateDetailApi(APIView):
+    """One candidate; PATCH its text to edit it (re-annotated, fluency unknown)."""
+
+    @extend_schema_serializer(component_name="CandidateEditInput")
+    class InputSerializer(serializers.Serializer):
+        text = serializers.CharField(max_length=20_000, trim_whitespace=False)
+
+    @extend_schema(responses=CandidateSerializer)
+    def get(self, request: Request, campaign_id: int, candidate_id: int) -> Response:
+        campaign, candidate = _candidate_of(request, campaign_id, candidate_id)
+        return Response(_candidate_out(campaign, candidate.pk))
+
+    @extend_schema(request=InputSerializer, responses=CandidateSerializer)
+    def patch(self, request: Request, campaign_id: int, candidate_id: int) -> Response:
+        campaign, candidate = _candidate_of(request, campaign_id, candidate_id)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        review.candidate_edit(candidate=candidate, text=serializer.validated_data["text"])
+        return Response(_candidate_out(campaign, candidate.pk))
+
+
+class _CandidateActionApi(APIView):
+    # Not `action`: DRF and drf-spectacular read that name as a viewset's action.
+    review_action = None
+
+    @extend_schema(request=None, responses=CandidateSerializer)
+    def post(self, request: Request, campaign_id: int, candidate_id: int) -> Response:
+        campaign, candidate = _candidate_of(request, campaign_id, candidate_id)
+        type(self).review_action(candidate=candidate)
+        return Response(_candidate_out(campaign, candidate.pk))
+
+
+class CandidateAcceptApi(_CandidateActionApi):
+    """Select the candidate for labeling: into an unclaimed unit of its original, or a new one."""
+
+    review_action = staticmethod(review.candidate_accept)
+
+
+class CandidateRejectApi(_CandidateActionApi):
+    """Keep the candidate out of labeling; refused once a worker was given it."""
+
+    review_action = staticmethod(review.candidate_reject)
+
+
+class CandidateReviewApi(APIView):
+    """Accept and reject many candidates: all or none, every refused id named."""
+
+    @extend_schema_serializer(component_name="CandidateReviewInput")
+    class InputSerializer(serializers.Serializer):
+        accept = serializers.ListField(
+            child=serializers.IntegerField(min_value=1), required=False, max_length=review.MAX_BULK
+        )
+        reject = serializers.ListField(
+            child=serializers.IntegerField(min_value=1), required=False, max_length=review.MAX_BULK
+        )
+
+    @extend_schema_serializer(component_name="CandidateReviewOutput")
+    class OutputSerializer(serializers.Serializer):
+        accepted = serializers.IntegerField()
+        rejected = serializers.IntegerField()
+
+    @extend_schema(request=InputSerializer, responses=OutputSerializer)
+    def post(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        summary = review.candidates_review(campaign=campaign, **serializer.validated_data)
+        return Response(self.OutputSerializer(summary).data)

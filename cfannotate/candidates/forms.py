@@ -1,6 +1,11 @@
-"""Forms of the candidates pages: uploading the researcher's own candidates."""
+"""Forms of the candidates pages: uploading the researcher's own candidates, filtering them."""
 
 from django import forms
+
+from cfannotate.candidates.models import CandidateSource, CandidateStatus, ControlCode
+from cfannotate.candidates.selectors import CandidateFilters
+
+FLUENCY_BOUND = 1_000.0  # far beyond any log-probability difference of a sentence
 
 
 class CandidateImportForm(forms.Form):
@@ -10,3 +15,47 @@ class CandidateImportForm(forms.Form):
     score_fluency = forms.BooleanField(
         required=False, help_text="Score fluency with the campaign's language model (slower)."
     )
+
+
+ORDERING_CHOICES = [
+    ("original", "By original"),
+    ("fluency", "Most fluent first"),
+    ("-fluency", "Least fluent first"),
+    ("-created", "Newest first"),
+    ("created", "Oldest first"),
+]
+
+
+class CandidateFilterForm(forms.Form):
+    """The review page's filters (query parameters); `filters()` once valid."""
+
+    generator = forms.ChoiceField(required=False)
+    control_code = forms.ChoiceField(
+        required=False, label="Code", choices=[("", "any code"), *ControlCode.choices]
+    )
+    status = forms.ChoiceField(
+        required=False, choices=[("", "any status"), *CandidateStatus.choices]
+    )
+    source = forms.ChoiceField(
+        required=False, choices=[("", "any source"), *CandidateSource.choices]
+    )
+    min_fluency = forms.FloatField(
+        required=False,
+        label="Min fluency Δ",
+        min_value=-FLUENCY_BOUND,
+        max_value=FLUENCY_BOUND,
+        widget=forms.NumberInput(attrs={"step": "0.5", "size": "5"}),
+    )
+    search = forms.CharField(required=False, max_length=200)
+    original = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
+    ordering = forms.ChoiceField(required=False, label="Order", choices=ORDERING_CHOICES)
+
+    def __init__(self, *args, generators: list[str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["generator"].choices = [("", "any generator")] + [
+            (name, name) for name in generators
+        ]
+
+    def filters(self) -> CandidateFilters:
+        data = {key: value for key, value in self.cleaned_data.items() if value not in ("", None)}
+        return CandidateFilters(**data)

@@ -36,6 +36,55 @@ class CandidateStatus(models.TextChoices):
     GOLD = "gold", "Gold (known labels)"
 
 
+class CandidateQuerySet(models.QuerySet):
+    """Chainable filters of the review page and the API; an empty argument filters nothing."""
+
+    ORDERINGS = {
+        "original": ("original_id", "id"),
+        "fluency": (models.F("fluency_full").desc(nulls_last=True), "id"),
+        "-fluency": (models.F("fluency_full").asc(nulls_last=True), "id"),
+        "created": ("created_at", "id"),
+        "-created": ("-created_at", "-id"),
+    }
+
+    def by_generator(self, name: str | None):
+        return self.filter(generator=name) if name else self
+
+    def with_code(self, code: str | None):
+        return self.filter(control_code=code) if code else self
+
+    def with_status(self, status: str | None):
+        return self.filter(status=status) if status else self
+
+    def from_source(self, source: str | None):
+        return self.filter(source=source) if source else self
+
+    def fluency_between(self, low: float | None = None, high: float | None = None):
+        """Fluency Δ (whole sentence) within [low, high]; unknown fluency is outside any bound."""
+        queryset = self
+        if low is not None:
+            queryset = queryset.filter(fluency_full__gte=low)
+        if high is not None:
+            queryset = queryset.filter(fluency_full__lte=high)
+        return queryset
+
+    def matching(self, text: str | None):
+        """Candidates whose text, or whose original's text or id, contains `text`."""
+        if not text:
+            return self
+        return self.filter(
+            Q(text__icontains=text)
+            | Q(original__text__icontains=text)
+            | Q(original__external_id=text)
+        )
+
+    def of_original(self, original_id: int | None):
+        return self.filter(original_id=original_id) if original_id else self
+
+    def ordered(self, key: str | None):
+        return self.order_by(*self.ORDERINGS[key or "original"])
+
+
 class Candidate(models.Model):
     # Denormalized from original.campaign for the per-campaign queries of every stage.
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="candidates")
@@ -68,6 +117,8 @@ class Candidate(models.Model):
         max_length=20, choices=CandidateStatus.choices, default=CandidateStatus.GENERATED
     )
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = CandidateQuerySet.as_manager()
 
     class Meta:
         ordering = ["original", "id"]

@@ -2,10 +2,11 @@
 
 from dataclasses import dataclass
 
+from django.db.models import BooleanField, Case, Exists, F, OuterRef, Q, QuerySet, Value, When
 from django.utils import timezone
 
 from cfannotate.campaigns.models import Campaign
-from cfannotate.candidates.models import ChunkState, GenerationRun
+from cfannotate.candidates.models import Candidate, ChunkState, GenerationRun
 
 
 @dataclass(frozen=True)
@@ -49,4 +50,63 @@ def run_progress(run: GenerationRun) -> RunProgress:
         seconds=seconds,
         chunks_per_minute=rate,
         eta_seconds=eta,
+    )
+
+
+@dataclass(frozen=True)
+class CandidateFilters:
+    """What the review page and the API filter candidates by; None or "" means any."""
+
+    generator: str | None = None
+    control_code: str | None = None
+    status: str | None = None
+    source: str | None = None
+    min_fluency: float | None = None
+    max_fluency: float | None = None
+    search: str | None = None
+    original: int | None = None
+    ordering: str | None = None
+
+
+def candidates_filtered(campaign: Campaign, filters: CandidateFilters) -> QuerySet[Candidate]:
+    """The campaign's candidates under `filters`, with what a review row shows about each:
+    its unit (and whether a worker was given it), its gold round, its judgments."""
+    from cfannotate.labeling.models import Judgment, Round
+
+    return (
+        Candidate.objects.filter(campaign=campaign)
+        .by_generator(filters.generator)
+        .with_code(filters.control_code)
+        .with_status(filters.status)
+        .from_source(filters.source)
+        .fluency_between(filters.min_fluency, filters.max_fluency)
+        .matching(filters.search)
+        .of_original(filters.original)
+        .ordered(filters.ordering)
+        .select_related("original", "intended_label")
+        .annotate(
+            unit_id=F("unit_item__unit_id"),
+            # Case, not the bare condition: without a unit it would be NULL, not False.
+            unit_claimed=Case(
+                When(
+                    Q(unit_item__unit__claims__gt=0)
+                    | Exists(Round.objects.filter(unit_id=OuterRef("unit_item__unit_id"))),
+                    then=Value(True),
+                ),
+                default=Value(False),
+                output_field=BooleanField(),
+            ),
+            gold_round_id=F("gold_item__gold_round_id"),
+            judged=Exists(Judgment.objects.filter(candidate=OuterRef("pk"))),
+        )
+    )
+
+
+def candidate_generators(campaign: Campaign) -> list[str]:
+    """The generators that made the campaign's candidates, for the filter's choices."""
+    return list(
+        Candidate.objects.filter(campaign=campaign)
+        .order_by("generator")
+        .values_list("generator", flat=True)
+        .distinct()
     )

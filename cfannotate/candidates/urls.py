@@ -8,4 +8,31 @@ urlpatterns = [
     path("<int:campaign_id>/generation/<int:run_id>/cancel/", views.run_cancel, name="run-cancel"),
     path("<int:campaign_id>/generation/<int:run_id>/retry/", views.run_retry, name="run-retry"),
     path("<int:campaign_id>/candidates/import/", views.candidate_import, name="candidate-import"),
+    path("<int:campaign_id>/candidates/", views.candidate_review, name="candidate-review"),
+    path("<int:campaign_id>/candidates/bulk/", views.candidates_bulk, name="candidates-bulk"),
+    path(
+        "<int:campaign_id>/candidates/<int:candidate_id>/row/",
+        views.candidate_row,
+        name="candidate-row",
+    ),
+    path(
+        "<int:campaign_id>/candidates/<int:candidate_id>/accept/",
+        views.candidate_accept,
+        name="candidate-accept",
+    ),
+    path(
+        "<int:campaign_id>/candidates/<int:candidate_id>/reject/",
+        views.candidate_reject,
+        name="candidate-reject",
+    ),
+    path(
+        "<int:campaign_id>/candidates/<int:candidate_id>/edit/",
+        views.candidate_edit,
+        name="candidate-edit",
+    ),
+    path(
+        "<int:campaign_id>/candidates/promote/<int:original_id>/",
+        views.candidates_promote,
+        name="candidates-promote",
+    ),
 ]

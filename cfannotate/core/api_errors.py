@@ -1,8 +1,14 @@
-"""Turns every API error into `{"message": ..., "fields": {...}}` with a 4xx status."""
+"""Turns every API error into `{"message": ..., "fields": {...}}` with a 4xx status.
+
+`exception_handler` covers what DRF views raise; the `handler*` views below cover
+what Django answers before a view runs (no URL matches, a malformed request), so
+clients of `/api/` get the same JSON shape there too and HTML pages keep Django's.
+"""
 
 from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views import defaults
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -65,3 +71,35 @@ def exception_handler(exc, context):
         detail = getattr(exc, "detail", None)
         response.data = {"message": str(detail) if detail else str(exc), "fields": {}}
     return response
+
+
+API_PREFIX = "/api/"
+
+
+def _api_error(message: str, status: int) -> JsonResponse:
+    return JsonResponse({"message": message, "fields": {}}, status=status)
+
+
+def _is_api(request: HttpRequest) -> bool:
+    return request.path_info.startswith(API_PREFIX)
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """handler400: a request Django refused before any view (e.g. a body over the limits)."""
+    if _is_api(request):
+        return _api_error("The request is malformed or too large.", 400)
+    return defaults.bad_request(request, exception)
+
+
+def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """handler404: no URL matched, e.g. a path id that is not a number."""
+    if _is_api(request):
+        return _api_error("Not found: no API operation has this path.", 404)
+    return defaults.page_not_found(request, exception)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """handler500: still the API's shape, so clients can show the message."""
+    if _is_api(request):
+        return _api_error("Server error; it has been logged. Try again later.", 500)
+    return defaults.server_error(request)

@@ -39,3 +39,9 @@ class Expired(CfannotateError):
     """The thing asked for existed but is no longer available (an expired lease)."""
 
     status_code = 410
+
+
+class MethodNotAllowed(CfannotateError):
+    """The URL exists but not for this HTTP method (a page posted to, a form fetched)."""
+
+    status_code = 405

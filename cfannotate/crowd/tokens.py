@@ -102,7 +102,9 @@ def form_token(nonce: str) -> str:
 
 
 def form_token_check(nonce: str, given: str | None) -> None:
-    if not given or not hmac.compare_digest(form_token(nonce), given):
+    # Bytes: compare_digest refuses str with non-ASCII characters, which anyone can post.
+    expected = form_token(nonce).encode()
+    if not given or not hmac.compare_digest(expected, given.encode("utf-8", "replace")):
         raise Forbidden(
             "This page is out of date or was not sent by cfannotate. Reload it and try again."
         )

@@ -8,16 +8,23 @@ iframe, where browsers block third-party cookies.
 """
 
 import secrets
+from collections.abc import Callable
+from functools import wraps
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET, require_http_methods
 
 from cfannotate.campaigns.models import Campaign
 from cfannotate.campaigns.task_templates import template_for
-from cfannotate.core.exceptions import CfannotateError, Conflict, Forbidden, NotFound
+from cfannotate.core.exceptions import (
+    CfannotateError,
+    Conflict,
+    Forbidden,
+    MethodNotAllowed,
+    NotFound,
+)
 from cfannotate.crowd.models import InvitationLink, Platform, Publication
 from cfannotate.crowd.providers import Preview, allow_platform_framing, provider_for
 from cfannotate.crowd.selectors import preview_example
@@ -37,6 +44,24 @@ def _error_page(request: HttpRequest, error: CfannotateError) -> HttpResponse:
     return TemplateResponse(
         request, "labeling/error.html", {"error": error}, status=error.status_code
     )
+
+
+def _methods(*allowed: str) -> Callable:
+    """Like `require_http_methods`, but a refused method gets the error page, not an empty 405."""
+
+    def decorator(view: Callable) -> Callable:
+        @wraps(view)
+        def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+            if request.method not in allowed:
+                error = MethodNotAllowed("This link opens in a browser; it takes no other request.")
+                response = _error_page(request, error)
+                response["Allow"] = ", ".join(allowed)
+                return response
+            return view(request, *args, **kwargs)
+
+        return wrapped
+
+    return decorator
 
 
 # --- Invitation links ------------------------------------------------------------------------
@@ -88,7 +113,7 @@ def _join(request: HttpRequest, campaign: Campaign, link: InvitationLink | None)
 
 
 @never_cache
-@require_http_methods(["GET", "POST"])
+@_methods("GET", "POST")
 def join(request: HttpRequest, token: str) -> HttpResponse:
     """The campaign's general invitation link (no quota)."""
     try:
@@ -98,7 +123,7 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
 
 
 @never_cache
-@require_http_methods(["GET", "POST"])
+@_methods("GET", "POST")
 def join_link(request: HttpRequest, token: str) -> HttpResponse:
     """A named invitation link, maybe with a quota."""
     try:
@@ -135,7 +160,7 @@ def _preview(request: HttpRequest, publication: Publication) -> HttpResponse:
 
 
 @never_cache
-@require_GET
+@_methods("GET")
 def platform_entry(request: HttpRequest, platform: str, token: str) -> HttpResponse:
     """The URL a platform opens (MTurk's ExternalURL, Prolific's study URL).
 

@@ -26,6 +26,7 @@ from cfannotate.labeling.models import (
     Round,
     RoundKind,
 )
+from cfannotate.quality.tasks import assess_assignment_on_commit
 
 
 class NoWorkLeft(Conflict):
@@ -202,6 +203,7 @@ def assignment_expire(*, assignment_id: int, now: datetime | None = None) -> boo
         _release_unsubmitted_units(assignment)
         assignment.state = AssignmentState.EXPIRED
         assignment.save(update_fields=["state"])
+        assess_assignment_on_commit(assignment.id)  # its submitted rounds still count
     return True
 
 
@@ -226,26 +228,41 @@ def assignment_return(*, assignment: Assignment) -> None:
         _release_unsubmitted_units(locked)
         locked.state = AssignmentState.RETURNED
         locked.save(update_fields=["state"])
+        assess_assignment_on_commit(locked.id)
 
 
-def assignment_lock(*, assignment_id: int, now: datetime) -> Assignment:
-    """Lock a worker's assignment for a write and renew its lease.
+class LeaseLapsed(Exception):
+    """The assignment is still marked active but its lease ran out: expire it first."""
 
-    Must run inside a transaction, after `assignment_expire` had its chance (outside
-    it, so that returned units stay returned even when the request then fails). An
+
+def assignment_lock(*, assignment: Assignment, now: datetime) -> Assignment:
+    """Lock a worker's assignment for a write and renew its lease; returns it locked.
+
+    Must run inside a transaction. The usual case is one statement: the UPDATE that
+    renews an active, unexpired lease also takes the row lock, and `assignment` (read
+    in this request, with its campaign) stands for the row. Otherwise the row is
+    locked and read again: a submitted, expired or returned assignment comes back as
+    it is, for the caller to answer replays or refuse; one whose lease ran out raises
+    `LeaseLapsed`, so that the caller expires it outside this transaction (returned
+    units stay returned even when the request then fails) and tries again. An
     assignment expires only after `lease_minutes` without any request from its worker.
     """
-    assignment = (
+    lease_end = _lease_end(assignment.campaign, now)
+    renewed = Assignment.objects.filter(
+        id=assignment.id, state=AssignmentState.ACTIVE, lease_expires_at__gte=now
+    ).update(lease_expires_at=lease_end, last_seen_at=now)
+    if renewed:
+        assignment.state = AssignmentState.ACTIVE
+        assignment.lease_expires_at, assignment.last_seen_at = lease_end, now
+        return assignment
+    locked = (
         Assignment.objects.select_for_update(of=("self",))
-        .select_related("campaign")
-        .get(id=assignment_id)
+        .select_related("campaign", "worker")
+        .get(id=assignment.id)
     )
-    raise_if_expired(assignment)
-    if assignment.state == AssignmentState.ACTIVE:
-        assignment.lease_expires_at = _lease_end(assignment.campaign, now)
-        assignment.last_seen_at = now
-        assignment.save(update_fields=["lease_expires_at", "last_seen_at"])
-    return assignment
+    if locked.state == AssignmentState.ACTIVE:
+        raise LeaseLapsed
+    return locked
 
 
 def expired_message(assignment: Assignment) -> str:

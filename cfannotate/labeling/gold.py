@@ -4,22 +4,43 @@ Hidden gold rounds are mixed into every assignment and score workers (Appendix C
 training rounds open an assignment and show the expected answers afterwards. Both are
 rounds on an original of the campaign that is kept out of the real units, so nothing
 about a gold round's original gives it away.
+
+A round is made three ways, all through `gold_round_create`: imported from a file
+(`gold_rounds_import`), typed on the gold page (`gold_round_author`), or promoted from
+candidates the generators made (`cfannotate.candidates.review.candidates_promote_to_gold`).
+Its answers can change until a worker is given it; after that only (de)activation.
 """
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 from django.db import transaction
 
-from cfannotate.campaigns.models import Campaign
+from cfannotate.campaigns.models import Campaign, CampaignLabel, Original
 from cfannotate.campaigns.services import MAX_TEXT_CHARS, RowError, label_lookup, row_errors_raise
 from cfannotate.candidates.models import Candidate, CandidateSource, CandidateStatus
-from cfannotate.core.exceptions import InvalidInput
-from cfannotate.labeling.models import GoldItem, GoldKind, GoldRound, LabelingUnit
+from cfannotate.core.exceptions import Conflict, InvalidInput
+from cfannotate.labeling.models import GoldItem, GoldKind, GoldRound, LabelingUnit, Round
 
 GOLD_GENERATOR = "gold"
 MAX_ITEMS = 10
 VALID_SPELLINGS = {True: True, False: False, "valid": True, "invalid": False, "true": True}
 VALID_SPELLINGS.update({"false": False, "1": True, "0": False, "yes": True, "no": False})
+IN_UNITS = (
+    "This original is already in labeling units; gold rounds need originals "
+    "workers do not also see in real rounds."
+)
+
+Problems = list[tuple[str, str]]  # (field, message)
+
+
+@dataclass(frozen=True)
+class GoldAnswer:
+    """The expected answers of one gold item."""
+
+    valid: bool
+    label: CampaignLabel
+    explanation: str
 
 
 def _valid(value) -> bool | None:
@@ -27,26 +48,122 @@ def _valid(value) -> bool | None:
     return VALID_SPELLINGS.get(key) if isinstance(key, str | bool) else None
 
 
-def _item_errors(row: int, number: int, item, lookup, original_text: str, seen: set) -> list:
-    where = f"items[{number}]"
-    if not isinstance(item, Mapping):
-        return [RowError(row, where, "Each item is an object with text, valid and label.")]
-    errors = []
-    text = str(item.get("text") or "").strip()
-    if not text:
-        errors.append(RowError(row, f"{where}.text", "The text is empty."))
-    elif len(text) > MAX_TEXT_CHARS:
-        errors.append(RowError(row, f"{where}.text", f"Longer than {MAX_TEXT_CHARS} characters."))
-    elif text == original_text:
-        errors.append(RowError(row, f"{where}.text", "The same as the original."))
-    elif text in seen:
-        errors.append(RowError(row, f"{where}.text", "Given twice in this round."))
-    seen.add(text)
-    if _valid(item.get("valid", True)) is None:
-        errors.append(RowError(row, f"{where}.valid", "Use true or false."))
-    if str(item.get("label") or "").strip().lower() not in lookup:
-        errors.append(RowError(row, f"{where}.label", f"Unknown label {item.get('label')!r}."))
-    return errors
+def gold_answer_checked(
+    item: Mapping, lookup: dict[str, CampaignLabel], where: str
+) -> tuple[GoldAnswer | None, Problems]:
+    """The answer an item gives (`valid`, `label`, optional `explanation`), or its problems."""
+    problems: Problems = []
+    valid = _valid(item.get("valid", True))
+    if valid is None:
+        problems.append((f"{where}.valid", "Use true or false."))
+    label = lookup.get(str(item.get("label") or "").strip().lower())
+    if label is None:
+        labels = ", ".join(sorted({label.value for label in lookup.values()}))
+        problems.append(
+            (f"{where}.label", f"Unknown label {item.get('label')!r}; expected one of {labels}.")
+        )
+    explanation = item.get("explanation")
+    explanation = "" if explanation is None else str(explanation).strip()
+    if len(explanation) > MAX_TEXT_CHARS:
+        problems.append((f"{where}.explanation", f"Longer than {MAX_TEXT_CHARS} characters."))
+    if problems:
+        return None, problems
+    return GoldAnswer(valid=valid, label=label, explanation=explanation), []
+
+
+def gold_round_shape_checked(kind: object, items: object) -> Problems:
+    """The kind and the number of items of a round."""
+    problems: Problems = []
+    if str(kind or "").strip().lower() not in GoldKind.values:
+        problems.append(("kind", "Use gold or training."))
+    if not isinstance(items, list) or not 1 <= len(items) <= MAX_ITEMS:
+        problems.append(("items", f"Give 1 to {MAX_ITEMS} items."))
+    return problems
+
+
+def _authored_items_checked(
+    items: list, lookup: dict[str, CampaignLabel], original: Original | None
+) -> tuple[list[tuple[str, GoldAnswer]], Problems]:
+    """(text, answer) of typed items, or the problems of every item."""
+    checked, problems, seen = [], [], set()
+    for number, item in enumerate(items, start=1):
+        where = f"items[{number}]"
+        if not isinstance(item, Mapping):
+            problems.append((where, "Each item is an object with text, valid and label."))
+            continue
+        text = str(item.get("text") or "").strip()
+        if not text:
+            problems.append((f"{where}.text", "The text is empty."))
+        elif len(text) > MAX_TEXT_CHARS:
+            problems.append((f"{where}.text", f"Longer than {MAX_TEXT_CHARS} characters."))
+        elif original is not None and text == original.text:
+            problems.append((f"{where}.text", "The same as the original."))
+        elif text in seen:
+            problems.append((f"{where}.text", "Given twice in this round."))
+        seen.add(text)
+        answer, answer_problems = gold_answer_checked(item, lookup, where)
+        problems += answer_problems
+        if answer is not None:
+            checked.append((text, answer))
+    return checked, problems
+
+
+def _original_in_units(original: Original) -> bool:
+    return LabelingUnit.objects.filter(original=original).exists()
+
+
+def _authored_candidates(
+    campaign: Campaign, original: Original, items: list[tuple[str, GoldAnswer]]
+) -> list[tuple[Candidate, GoldAnswer]]:
+    """The gold candidates of typed texts: new rows, or a free candidate with the same text."""
+    entries = []
+    for text, answer in items:
+        candidate, _ = Candidate.objects.update_or_create(
+            original=original,
+            text=text,
+            defaults={
+                "campaign": campaign,
+                "source": CandidateSource.AUTHORED,
+                "generator": GOLD_GENERATOR,
+                "status": CandidateStatus.GOLD,
+            },
+        )
+        if hasattr(candidate, "gold_item") or hasattr(candidate, "unit_item"):
+            raise InvalidInput(
+                f"{text!r} is already used by another round; each gold item is used once.",
+                fields={"items": ["Used twice."]},
+            )
+        entries.append((candidate, answer))
+    return entries
+
+
+def gold_round_create(
+    *,
+    campaign: Campaign,
+    original: Original,
+    kind: str,
+    entries: list[tuple[Candidate, GoldAnswer]],
+) -> GoldRound:
+    """A round of checked (candidate, answer) entries; the candidates become gold.
+
+    Must run inside a transaction; callers have checked the original and the answers.
+    """
+    gold_round = GoldRound.objects.create(campaign=campaign, original=original, kind=kind)
+    GoldItem.objects.bulk_create(
+        GoldItem(
+            gold_round=gold_round,
+            candidate=candidate,
+            position=position,
+            expected_valid=answer.valid,
+            expected_label=answer.label,
+            explanation=answer.explanation,
+        )
+        for position, (candidate, answer) in enumerate(entries, start=1)
+    )
+    Candidate.objects.filter(pk__in=[candidate.pk for candidate, _ in entries]).update(
+        status=CandidateStatus.GOLD
+    )
+    return gold_round
 
 
 @transaction.atomic
@@ -67,65 +184,148 @@ def gold_rounds_import(*, campaign: Campaign, records: Iterable[Mapping[str, obj
         if not isinstance(record, Mapping):
             errors.append(RowError(row, "record", "Each row is an object."))
             continue
-        row_errors = []
+        problems: Problems = []
         original = originals.get(str(record.get("original_id") or "").strip())
         kind = str(record.get("kind") or GoldKind.GOLD).strip().lower()
         items = record.get("items")
         if original is None:
-            row_errors.append(
-                RowError(row, "original_id", f"No original {record.get('original_id')!r}.")
-            )
+            problems.append(("original_id", f"No original {record.get('original_id')!r}."))
         elif original.id in in_units:
-            row_errors.append(
-                RowError(
-                    row,
-                    "original_id",
-                    "This original is already in labeling units; gold rounds need originals "
-                    "workers do not also see in real rounds.",
-                )
-            )
-        if kind not in GoldKind.values:
-            row_errors.append(RowError(row, "kind", "Use gold or training."))
-        if not isinstance(items, list) or not 1 <= len(items) <= MAX_ITEMS:
-            row_errors.append(RowError(row, "items", f"Give 1 to {MAX_ITEMS} items."))
-        else:
-            seen: set[str] = set()
-            for number, item in enumerate(items, start=1):
-                row_errors += _item_errors(
-                    row, number, item, lookup, original.text if original else "", seen
-                )
-        errors += row_errors
-        if not row_errors:
-            plans.append((original, kind, items))
+            problems.append(("original_id", IN_UNITS))
+        shape = gold_round_shape_checked(kind, items)
+        problems += shape
+        checked = []
+        if not any(field == "items" for field, _ in shape):
+            checked, item_problems = _authored_items_checked(items, lookup, original)
+            problems += item_problems
+        errors += [RowError(row, field, message) for field, message in problems]
+        if not problems:
+            plans.append((original, kind, checked))
     row_errors_raise(errors)
     if not plans:
         raise InvalidInput("The file has no gold rounds; nothing was imported.")
 
-    for original, kind, items in plans:
-        gold_round = GoldRound.objects.create(campaign=campaign, original=original, kind=kind)
-        for position, item in enumerate(items, start=1):
-            text = str(item["text"]).strip()
-            candidate, _ = Candidate.objects.update_or_create(
-                original=original,
-                text=text,
-                defaults={
-                    "campaign": campaign,
-                    "source": CandidateSource.AUTHORED,
-                    "generator": GOLD_GENERATOR,
-                    "status": CandidateStatus.GOLD,
-                },
-            )
-            if hasattr(candidate, "gold_item") or hasattr(candidate, "unit_item"):
-                raise InvalidInput(
-                    f"{text!r} is already used by another round; each gold item is used once.",
-                    fields={"items": ["Used twice."]},
-                )
-            GoldItem.objects.create(
-                gold_round=gold_round,
-                candidate=candidate,
-                position=position,
-                expected_valid=_valid(item.get("valid", True)),
-                expected_label=lookup[str(item["label"]).strip().lower()],
-                explanation=str(item.get("explanation") or "").strip(),
-            )
+    for original, kind, checked in plans:
+        entries = _authored_candidates(campaign, original, checked)
+        gold_round_create(campaign=campaign, original=original, kind=kind, entries=entries)
     return len(plans)
+
+
+def problems_raise(message: str, problems: Problems) -> None:
+    """One InvalidInput with every problem under its field, or nothing when there are none."""
+    if not problems:
+        return
+    fields: dict[str, list[str]] = {}
+    for field, problem in problems:
+        fields.setdefault(field, []).append(problem)
+    raise InvalidInput(message, fields=fields)
+
+
+@transaction.atomic
+def gold_round_author(
+    *, campaign: Campaign, original: Original, kind: str, items: list[Mapping]
+) -> GoldRound:
+    """A round of counterfactuals the researcher types: `[{text, valid, label, explanation}]`.
+
+    The same rules as an imported round: an original of this campaign that is in no
+    labeling unit, 1 to MAX_ITEMS distinct texts that differ from the original.
+    """
+    if original.campaign_id != campaign.id:
+        raise InvalidInput(
+            "Choose an original of this campaign.", fields={"original": ["Unknown."]}
+        )
+    problems: Problems = []
+    if _original_in_units(original):
+        problems.append(("original", IN_UNITS))
+    problems += gold_round_shape_checked(kind, items)
+    checked = []
+    if isinstance(items, list):
+        checked, item_problems = _authored_items_checked(items, label_lookup(campaign), original)
+        problems += item_problems
+    problems_raise("The gold round was not saved; fix the fields below.", problems)
+    entries = _authored_candidates(campaign, original, checked)
+    return gold_round_create(
+        campaign=campaign, original=original, kind=str(kind).strip().lower(), entries=entries
+    )
+
+
+def gold_round_times_given(gold_round: GoldRound) -> int:
+    """How many rounds of assignments show (or showed) this gold round to a worker."""
+    return Round.objects.filter(gold_round=gold_round).count()
+
+
+def gold_round_raise_if_given(gold_round: GoldRound) -> None:
+    given = gold_round_times_given(gold_round)
+    if given:
+        raise Conflict(
+            f"Workers were already given this round ({given} time(s)); its answers can no "
+            "longer change, since they scored those workers. Deactivate it and author a new one.",
+            fields={"items": ["Already given to workers."]},
+        )
+
+
+@transaction.atomic
+def gold_round_activate(*, gold_round: GoldRound) -> GoldRound:
+    """Put a round back into the pool new assignments draw from."""
+    gold_round = GoldRound.objects.select_for_update().get(pk=gold_round.pk)
+    if _original_in_units(gold_round.original):
+        raise Conflict(IN_UNITS, fields={"is_active": ["Its original is in labeling units."]})
+    gold_round.is_active = True
+    gold_round.save(update_fields=["is_active"])
+    return gold_round
+
+
+@transaction.atomic
+def gold_round_deactivate(*, gold_round: GoldRound) -> GoldRound:
+    """Keep a round out of new assignments; assignments that have it keep it."""
+    gold_round = GoldRound.objects.select_for_update().get(pk=gold_round.pk)
+    gold_round.is_active = False
+    gold_round.save(update_fields=["is_active"])
+    return gold_round
+
+
+@transaction.atomic
+def gold_round_update(
+    *, gold_round: GoldRound, is_active: bool | None = None, items: list[Mapping] | None = None
+) -> GoldRound:
+    """Change a round's expected answers (`[{id, valid, label, explanation}]`) and/or whether
+    it is active; answers only while no worker was given the round. All or nothing."""
+    gold_round = GoldRound.objects.select_for_update().get(pk=gold_round.pk)
+    if items is not None:
+        gold_round_raise_if_given(gold_round)
+        if not isinstance(items, list) or not items:
+            raise InvalidInput("Give the items to change.", fields={"items": ["Empty."]})
+        lookup = label_lookup(gold_round.campaign)
+        by_id = {item.id: item for item in gold_round.items.all()}
+        problems: Problems = []
+        changes, seen = [], set()
+        for number, item in enumerate(items, start=1):
+            where = f"items[{number}]"
+            if not isinstance(item, Mapping):
+                problems.append((where, "Each item is an object with id, valid and label."))
+                continue
+            gold_item = by_id.get(item.get("id")) if isinstance(item.get("id"), int) else None
+            if gold_item is None:
+                problems.append((f"{where}.id", f"No item {item.get('id')!r} in this round."))
+            elif gold_item.id in seen:
+                problems.append((f"{where}.id", "Given twice."))
+            else:
+                seen.add(gold_item.id)
+            answer, answer_problems = gold_answer_checked(item, lookup, where)
+            problems += answer_problems
+            if gold_item is not None and answer is not None:
+                changes.append((gold_item, answer))
+        problems_raise("The answers were not changed; fix the fields below.", problems)
+        for gold_item, answer in changes:
+            gold_item.expected_valid = answer.valid
+            gold_item.expected_label = answer.label
+            gold_item.explanation = answer.explanation
+        GoldItem.objects.bulk_update(
+            [gold_item for gold_item, _ in changes],
+            ["expected_valid", "expected_label", "explanation"],
+        )
+    if is_active is True and not gold_round.is_active:
+        gold_round = gold_round_activate(gold_round=gold_round)
+    elif is_active is False and gold_round.is_active:
+        gold_round = gold_round_deactivate(gold_round=gold_round)
+    return gold_round

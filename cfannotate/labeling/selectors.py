@@ -58,3 +58,22 @@ def labeling_progress(campaign: Campaign) -> LabelingProgress:
         gold_rounds=gold.get(GoldKind.GOLD, 0),
         training_rounds=gold.get(GoldKind.TRAINING, 0),
     )
+
+
+def gold_rounds_of(campaign: Campaign, *, kind: str | None = None):
+    """The campaign's gold and training rounds with their items and expected answers, and
+    how many rounds of assignments gave each to a worker. Researcher pages only."""
+    from django.db.models import Prefetch
+
+    from cfannotate.labeling.models import GoldItem, GoldRound
+
+    rounds = GoldRound.objects.filter(campaign=campaign)
+    if kind:
+        rounds = rounds.filter(kind=kind)
+    items = GoldItem.objects.select_related("candidate", "expected_label").order_by("position")
+    return (
+        rounds.select_related("original")
+        .prefetch_related(Prefetch("items", queryset=items))
+        .annotate(times_given=Count("rounds"))
+        .order_by("-created_at", "-id")
+    )

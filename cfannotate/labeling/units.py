@@ -12,7 +12,7 @@ from django.db import transaction
 
 from cfannotate.campaigns.models import Campaign
 from cfannotate.candidates.models import Candidate, CandidateSource, CandidateStatus, ControlCode
-from cfannotate.labeling.models import GoldRound, LabelingUnit, UnitItem
+from cfannotate.labeling.models import GoldRound, LabelingUnit, Round, UnitItem
 
 ROUND_SIZE = 3  # counterfactuals shown per round (Polyjuice §4.2)
 
@@ -77,19 +77,78 @@ def units_create_from_selection(*, campaign: Campaign) -> SelectionSummary:
             picked = [pool[index] for index in indices]
             for start in range(0, len(picked), ROUND_SIZE):
                 group = picked[start : start + ROUND_SIZE]
-                unit = LabelingUnit.objects.create(
-                    campaign=campaign,
-                    original=group[0].original,
-                    judgments_needed=campaign.judgments_per_candidate,
-                    priority=group[0].original.priority,
-                )
-                UnitItem.objects.bulk_create(
-                    UnitItem(unit=unit, candidate=candidate, position=position)
-                    for position, candidate in enumerate(group)
-                )
+                _unit_create(campaign, group)
                 units += 1
                 items += len(group)
             Candidate.objects.filter(pk__in=[c.pk for c in picked]).update(
                 status=CandidateStatus.SELECTED
             )
     return SelectionSummary(originals=len(chosen), units=units, candidates=items)
+
+
+def _unit_create(campaign: Campaign, candidates: list[Candidate]) -> LabelingUnit:
+    """One unit of an original's candidates (at most ROUND_SIZE), in the given order."""
+    unit = LabelingUnit.objects.create(
+        campaign=campaign,
+        original=candidates[0].original,
+        judgments_needed=campaign.judgments_per_candidate,
+        priority=candidates[0].original.priority,
+    )
+    UnitItem.objects.bulk_create(
+        UnitItem(unit=unit, candidate=candidate, position=position)
+        for position, candidate in enumerate(candidates)
+    )
+    return unit
+
+
+def unit_is_claimed(unit: LabelingUnit) -> bool:
+    """Whether any worker holds or held the unit: its items are then what they saw."""
+    return unit.claims > 0 or Round.objects.filter(unit=unit).exists()
+
+
+def units_lock_unclaimed(queryset) -> list[LabelingUnit]:
+    """Lock the units of `queryset` and return the unclaimed ones (inside a transaction).
+
+    The row lock makes a concurrent `units_claim` wait for our change, so a worker
+    never claims a unit whose items are being changed.
+    """
+    locked = list(queryset.select_for_update().order_by("id"))
+    return [unit for unit in locked if not unit_is_claimed(unit)]
+
+
+def units_place_candidates(*, campaign: Campaign, candidates: list[Candidate]) -> int:
+    """Put researcher-chosen candidates into labeling units; returns the units created.
+
+    A candidate joins an unclaimed unit of its original that has room (fewer than
+    ROUND_SIZE items); otherwise it starts a new unit, so claimed units never change
+    under a worker. Must run inside a transaction; callers check that the candidates
+    may be labeled (not gold, not already in a unit).
+    """
+    created = 0
+    for candidate in candidates:
+        units = LabelingUnit.objects.filter(campaign=campaign, original=candidate.original_id)
+        open_unit = next(
+            (unit for unit in units_lock_unclaimed(units) if unit.items.count() < ROUND_SIZE),
+            None,
+        )
+        if open_unit is None:
+            _unit_create(campaign, [candidate])
+            created += 1
+            continue
+        last = open_unit.items.order_by("-position").values_list("position", flat=True).first()
+        UnitItem.objects.create(unit=open_unit, candidate=candidate, position=last + 1)
+    return created
+
+
+def units_remove_candidates(*, candidates: list[Candidate]) -> int:
+    """Take candidates out of their (unclaimed) units; units left empty are deleted.
+
+    Must run inside a transaction; callers refuse candidates of claimed units first.
+    Returns the number of units deleted.
+    """
+    unit_ids = set(
+        UnitItem.objects.filter(candidate__in=candidates).values_list("unit_id", flat=True)
+    )
+    UnitItem.objects.filter(candidate__in=candidates).delete()
+    _, deleted = LabelingUnit.objects.filter(id__in=unit_ids, items__isnull=True).delete()
+    return deleted.get(LabelingUnit._meta.label, 0)

@@ -10,7 +10,7 @@ completion page hands the work back) comes from `cfannotate.crowd.providers`.
 from collections.abc import Callable
 from functools import wraps
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
@@ -20,7 +20,12 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from cfannotate.campaigns.task_templates import template_for
-from cfannotate.core.exceptions import CfannotateError, InvalidInput
+from cfannotate.core.exceptions import (
+    CfannotateError,
+    InvalidInput,
+    MethodNotAllowed,
+    NotFound,
+)
 from cfannotate.core.framing import allow_form_posts
 from cfannotate.core.htmx import HtmxHttpRequest
 from cfannotate.crowd.providers import allow_platform_framing, handback_for
@@ -31,6 +36,7 @@ from cfannotate.labeling.models import Assignment, AssignmentState, RoundKind
 
 FORM_TOKEN_FIELD = "form_token"  # noqa: S105 (a field name)
 FORM_TOKEN_HEADER = "X-Worker-Form"  # noqa: S105 (a header name)
+WRONG_METHOD = "This page cannot be used that way. Open it from the link you were given."
 
 
 def _error_page(
@@ -57,6 +63,8 @@ def worker_view(view: Callable) -> Callable:
                 given = request.POST.get(FORM_TOKEN_FIELD) or request.headers.get(FORM_TOKEN_HEADER)
                 form_token_check(assignment.token_nonce, given)
             response = view(request, assignment, token=token, **kwargs)
+            if isinstance(response, HttpResponseNotAllowed):
+                raise MethodNotAllowed(WRONG_METHOD)
         except CfannotateError as error:
             return _error_page(request, error, assignment.worker.platform if assignment else None)
         return allow_platform_framing(response, platform=assignment.worker.platform)
@@ -121,29 +129,32 @@ def instructions(request: HttpRequest, assignment: Assignment, *, token: str):
 def round_page(request: HttpRequest, assignment: Assignment, *, token: str, position: int):
     """The current round; a submitted training round shows its feedback; anything else
     leads back to where the worker is."""
-    round_ = assignment.rounds.filter(position=position).first()
-    if round_ is not None and round_.kind == RoundKind.TRAINING and round_.submitted_at:
-        feedback = rounds.training_feedback(assignment, round_)
-        return TemplateResponse(
-            request,
-            "labeling/feedback.html",
-            _context(
-                assignment,
-                token,
-                round=round_,
-                feedback=feedback,
-                correct=sum(item.correct for item in feedback),
-                next_url=_next_url(assignment, token),
-            ),
-        )
-    if assignment.state == AssignmentState.SUBMITTED:
-        return redirect("worker-done", token=token)
-    raise_if_expired(assignment)
-    current = rounds.current_round(assignment)
-    if round_ is None or current is None or current.position != position:
+    try:
+        view = rounds.round_serve(assignment=assignment, position=position)
+    except rounds.RoundNotCurrent as moved:
+        round_ = moved.round
+        if round_.kind == RoundKind.TRAINING and round_.submitted_at:
+            return _feedback_page(request, assignment, token, round_)
         return redirect(_next_url(assignment, token))
-    view = rounds.round_serve(assignment=assignment, position=position)
+    except NotFound:
+        return redirect(_next_url(assignment, token))
     return TemplateResponse(request, "labeling/round.html", _context(assignment, token, view=view))
+
+
+def _feedback_page(request, assignment: Assignment, token: str, round_):
+    feedback = rounds.training_feedback(assignment, round_)
+    return TemplateResponse(
+        request,
+        "labeling/feedback.html",
+        _context(
+            assignment,
+            token,
+            round=round_,
+            feedback=feedback,
+            correct=sum(item.correct for item in feedback),
+            next_url=_next_url(assignment, token),
+        ),
+    )
 
 
 def _answers_from(post, indices) -> list[rounds.Answer]:
@@ -184,11 +195,11 @@ def item_save(
 @require_POST
 def round_submit(request: HtmxHttpRequest, assignment: Assignment, *, token: str, position: int):
     """Submit a round with its final answers; a double submit or replay lands in the same place."""
-    indices = range(1, 1 + rounds.MAX_ITEMS_PER_ROUND)
+    # Parsed before the try: a malformed field is an error page, not a round shown again
+    # (the round may not exist).
+    answers = _answers_from(request.POST, range(1, 1 + rounds.MAX_ITEMS_PER_ROUND))
     try:
-        outcome = rounds.round_submit(
-            assignment=assignment, position=position, answers=_answers_from(request.POST, indices)
-        )
+        outcome = rounds.round_submit(assignment=assignment, position=position, answers=answers)
     except InvalidInput as error:
         if not error.fields or "item" in error.fields:
             raise

@@ -116,6 +116,8 @@ class DecisionSerializer(serializers.ModelSerializer):
 
 
 class DecisionListApi(APIView):
+    pagination_class = PageNumberPagination  # also tells the schema the list is paginated
+
     @extend_schema(
         parameters=[OpenApiParameter("state", enum=DecisionState.values, required=False)],
         responses=DecisionSerializer(many=True),
@@ -128,7 +130,7 @@ class DecisionListApi(APIView):
                 f"Unknown state {state!r}.",
                 fields={"state": [f"Choose one of: {', '.join(DecisionState.values)}."]},
             )
-        paginator = PageNumberPagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(decisions_for(campaign, state=state), request, self)
         return paginator.get_paginated_response(DecisionSerializer(page, many=True).data)
 

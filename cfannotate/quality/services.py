@@ -1,12 +1,11 @@
 """Writes of quality control: worker verdicts, kept labels, re-queues (Polyjuice C.2).
 
 Everything is recomputed from the judgments, so every function here is safe to run
-again. `quality_after_round` runs after each submitted round (as judgments arrive);
-`quality_refresh` recomputes a whole campaign (on demand, from the page, the API or
-`manage.py quality_refresh`). The design note is `quality.md`.
+again. `quality_after_assignment` runs in the background once an assignment ends
+(`tasks.assess_assignment`); `quality_refresh` recomputes a whole campaign (on demand,
+from the page, the API or `manage.py quality_refresh`). The design note is `quality.md`.
 """
 
-import logging
 from collections import Counter, defaultdict
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -35,8 +34,6 @@ from cfannotate.quality.rules import (
     worker_verdict,
 )
 from cfannotate.quality.voting import Vote, vote_outcome
-
-logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -352,26 +349,30 @@ def quality_refresh(*, campaign: Campaign) -> RefreshSummary:
     )
 
 
-def quality_after_round(*, round_id: int) -> None:
-    """Bring quality up to date after one submitted round (runs after its commit).
+def quality_after_assignment(*, assignment_id: int) -> None:
+    """Bring quality up to date once an assignment ended (submitted, expired or returned).
 
-    The worker's verdict is recomputed; the round's counterfactuals are re-voted, and
-    every counterfactual the worker judged when the verdict changed. The units involved
-    are locked first, so two workers finishing the same unit one after the other vote
-    with both judgments in view.
+    Runs as a background task (`tasks.assess_assignment`), never in the worker's
+    request. The worker's verdict is recomputed; the counterfactuals of the units the
+    assignment submitted are re-voted, and every counterfactual the worker ever judged
+    in the campaign when the verdict changed. The units involved are locked first, so
+    two of these running at once for workers who share a unit vote one after the
+    other, each with every committed judgment in view. Then the units are re-queued
+    where needed and, for a submitted assignment, its decisions proposed.
     """
-    round_ = Round.objects.select_related("assignment__campaign").filter(id=round_id).first()
-    if round_ is None or round_.kind == RoundKind.TRAINING:
+    assignment = Assignment.objects.select_related("campaign").filter(id=assignment_id).first()
+    if assignment is None:
         return
-    campaign = round_.assignment.campaign
+    campaign, worker_id = assignment.campaign, assignment.worker_id
     with transaction.atomic():
-        before, verdict = workers_assess(campaign=campaign, worker_ids=[round_.worker_id])[
-            round_.worker_id
-        ]
+        assessed = workers_assess(campaign=campaign, worker_ids=[worker_id])
+        before, verdict = assessed[worker_id]
         changed = before != verdict.qualified
-        units = Q(rounds__worker_id=round_.worker_id) if changed else Q(rounds=round_)
+        judged = Q(rounds__worker_id=worker_id) if changed else Q(rounds__assignment=assignment)
         unit_ids = list(
-            LabelingUnit.objects.filter(units, campaign=campaign)
+            LabelingUnit.objects.filter(
+                judged, campaign=campaign, rounds__submitted_at__isnull=False
+            )
             .order_by("id")
             .values_list("id", flat=True)
             .distinct()
@@ -386,20 +387,9 @@ def quality_after_round(*, round_id: int) -> None:
             "candidate_id", flat=True
         )
         candidates_aggregate(campaign=campaign, candidate_ids=list(candidate_ids))
-    assignment = round_.assignment
-    assignment.refresh_from_db(fields=["state"])
-    if assignment.state != AssignmentState.ACTIVE:
-        # The worker's verdict is settled until they start another assignment.
-        touched = LabelingUnit.objects.filter(rounds__assignment=assignment).values_list(
-            "id", flat=True
-        )
-        units_requeue(campaign=campaign, unit_ids=list(touched))
-        decisions_propose(campaign=campaign, assignment_ids=[assignment.id])
-
-
-def quality_after_round_safely(round_id: int) -> None:
-    """The on-commit hook of a round submission: never fails the worker's request."""
-    try:
-        quality_after_round(round_id=round_id)
-    except Exception:
-        logger.exception("Quality update after round %s failed", round_id)
+    # Units of workers still busy elsewhere are left for later by `units_requeue` itself.
+    touched = LabelingUnit.objects.filter(rounds__assignment=assignment).values_list(
+        "id", flat=True
+    )
+    units_requeue(campaign=campaign, unit_ids=list(touched))
+    decisions_propose(campaign=campaign, assignment_ids=[assignment.id])

@@ -1,12 +1,18 @@
 """Quality control through the real labeling path: C.2 verdicts, the vote, re-queues."""
 
-import pytest
+from datetime import timedelta
 
+import pytest
+from django_tasks_db.models import DBTaskResult
+
+from cfannotate.labeling.assignments import assignment_start, assignments_expire
 from cfannotate.labeling.models import LabelingUnit
+from cfannotate.labeling.rounds import Answer, round_serve, round_submit
 from cfannotate.quality.models import AggregatedLabel, WorkerQuality
 from cfannotate.quality.services import quality_refresh
-from tests.factories import make_labeling_campaign
-from tests.quality.conftest import work
+from cfannotate.quality.tasks import assess_assignment
+from tests.factories import make_labeling_campaign, make_worker
+from tests.quality.conftest import START, work
 
 
 def quality_of(campaign, worker) -> WorkerQuality:
@@ -106,8 +112,6 @@ def test_votes_of_filtered_workers_do_not_count_and_their_units_get_fresh_votes(
 
 
 def test_a_unit_is_not_requeued_while_one_of_its_workers_is_still_working(ten_units):
-    from cfannotate.labeling.assignments import assignment_start
-
     work(ten_units, real=lambda _: (True, "negative"))
     second, _ = work(ten_units, real=lambda _: (True, "positive"))
     # The second worker comes back for more: their verdict may still change.
@@ -116,16 +120,58 @@ def test_a_unit_is_not_requeued_while_one_of_its_workers_is_still_working(ten_un
     assert not quality_of(ten_units, second).settled
 
 
-def test_the_vote_runs_as_rounds_are_submitted(ten_units, django_capture_on_commit_callbacks):
+IMMEDIATE_TASKS = {
+    "default": {
+        "BACKEND": "django_tasks.backends.immediate.ImmediateBackend",
+        "QUEUES": ["default", "generation"],
+    }
+}
+
+
+def test_quality_runs_in_the_background_once_an_assignment_ends(
+    ten_units, settings, django_capture_on_commit_callbacks
+):
+    settings.TASKS = IMMEDIATE_TASKS  # the task runs as soon as it is queued
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         worker, _ = work(ten_units, real=lambda _: (True, "negative"))
-    assert callbacks  # one per submitted round
+    assert len(callbacks) == 1  # one task per assignment, queued by its last round
     assert quality_of(ten_units, worker).qualified
+    assert quality_of(ten_units, worker).settled
     with django_capture_on_commit_callbacks(execute=True):
         work(ten_units, real=lambda _: (True, "positive"))
-    # The second worker's last round re-voted the shared units and re-queued them.
+    # The second worker's assignment re-voted the shared units and re-queued them.
     assert AggregatedLabel.objects.filter(candidate__campaign=ten_units, needs_more=True).count()
     assert LabelingUnit.objects.filter(campaign=ten_units, requeues=1).count() == 4
+
+
+def test_submitting_a_round_queues_nothing_until_the_assignment_ends(
+    ten_units, django_capture_on_commit_callbacks
+):
+    assignment = assignment_start(campaign=ten_units, worker=make_worker())
+    view = round_serve(assignment=assignment, position=1)
+    answers = [Answer(index=item.index, is_valid=True, label="positive") for item in view.items]
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        round_submit(assignment=assignment, position=1, answers=answers)
+    assert callbacks == []
+    assert not DBTaskResult.objects.exists()
+    assert not WorkerQuality.objects.exists()
+
+
+def test_an_expired_assignment_is_assessed_too(ten_units, django_capture_on_commit_callbacks):
+    work(ten_units, real=lambda _: (True, "negative"))  # someone who finished
+    quitter = make_worker()
+    started = assignment_start(campaign=ten_units, worker=quitter, now=START)
+    view = round_serve(assignment=started, position=1, now=START)  # the training round
+    answers = [Answer(index=item.index, is_valid=True, label="positive") for item in view.items]
+    round_submit(assignment=started, position=1, answers=answers, now=START)
+    later = START + timedelta(minutes=ten_units.lease_minutes + 1)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert assignments_expire(campaign=ten_units, now=later) == 1
+    queued = DBTaskResult.objects.get()  # the database queue holds it for a db_worker
+    assert queued.task_path == "cfannotate.quality.tasks.assess_assignment"
+    assert queued.args_kwargs["args"] == [started.id]
+    assess_assignment.call(started.id)  # what the db_worker runs
+    assert WorkerQuality.objects.filter(worker=quitter).exists()
 
 
 def test_dawid_skene_is_reported_beside_the_vote_when_k_is_above_two(db):

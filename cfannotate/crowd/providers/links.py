@@ -8,6 +8,8 @@ here only, since there is nobody to send them to.
 from collections.abc import Mapping
 from decimal import Decimal
 
+from django.db import transaction
+
 from cfannotate.core.exceptions import Conflict
 from cfannotate.crowd.models import InvitationLink, Platform
 from cfannotate.crowd.providers.base import ActionResult, Provider, Started, SyncReport
@@ -23,8 +25,13 @@ class LinkProvider(Provider):
         """`source` is an `InvitationLink`, or a campaign for its general link."""
         link = source if isinstance(source, InvitationLink) else None
         campaign = link.campaign if link is not None else source
-        worker = worker_get_or_create(platform=Platform.LINK, external_id=params.get("worker", ""))
-        return Started(assignment=link_enter(campaign=campaign, worker=worker, link=link))
+        # One transaction: a refused entry (no work left, link used up) registers nobody,
+        # since the browser that sent it gets no cookie to come back as that worker.
+        with transaction.atomic():
+            worker = worker_get_or_create(
+                platform=Platform.LINK, external_id=params.get("worker", "")
+            )
+            return Started(assignment=link_enter(campaign=campaign, worker=worker, link=link))
 
     def handback(self, *, assignment):
         return None  # the completion page shows the code, as it always does

@@ -1,0 +1,172 @@
+"""The campaign page's dataset upload (htmx): choose a file, map and preview it, import it.
+
+The file waits on the server between the steps (`cfannotate.core.pending_uploads`);
+the page carries only its signed token and the chosen mapping.
+"""
+
+from contextlib import suppress
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.views.decorators.http import require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRefresh
+
+from cfannotate.campaigns.models import Campaign
+from cfannotate.campaigns.selectors import campaign_get_for_owner
+from cfannotate.campaigns.uploads import (
+    UploadPreview,
+    field_names,
+    originals_upload,
+    upload_preview,
+)
+from cfannotate.core import tabular
+from cfannotate.core.exceptions import CfannotateError, InvalidInput, NotFound
+from cfannotate.core.htmx import HtmxHttpRequest
+from cfannotate.core.pending_uploads import (
+    PendingUpload,
+    pending_upload_delete,
+    pending_upload_get,
+    pending_upload_save,
+)
+from cfannotate.core.upload_handlers import limit_uploads
+
+FRAGMENT = "campaigns/_upload.html"
+
+
+def _campaign(request, campaign_id: int) -> Campaign:
+    try:
+        return campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+    except NotFound as error:
+        raise Http404(error.message) from None
+
+
+def upload_scope(campaign: Campaign) -> str:
+    return f"campaign:{campaign.pk}:originals"
+
+
+def _fragment(
+    request,
+    campaign: Campaign,
+    *,
+    preview: UploadPreview | None = None,
+    token: str = "",
+    error: CfannotateError | None = None,
+) -> HttpResponse:
+    context = {
+        "campaign": campaign,
+        "upload_preview": preview,
+        "upload_token": token,
+        "upload_error": error,
+    }
+    if preview is not None:
+        names = field_names(campaign)
+        columns = {column: name for name, column in preview.mapping.items() if column}
+        context["upload_fields"] = [
+            (name, title, preview.mapping.get(name) or "", preview.problems.get(name, ""))
+            for name, title in names.items()
+        ]
+        context["upload_columns"] = [
+            (column, names[columns[column]] if column in columns else "")
+            for column in preview.table.columns
+        ]
+    # htmx swaps 4xx fragments (base.html), so the error's own status is fine for both.
+    status = error.status_code if error is not None else 200
+    return TemplateResponse(request, FRAGMENT, context, status=status)
+
+
+def _posted_mapping(request, campaign: Campaign) -> dict[str, str | None]:
+    return {
+        name: request.POST.get(f"map-{name}") or None
+        for name in field_names(campaign)
+        if f"map-{name}" in request.POST
+    }
+
+
+def _pending(request, campaign: Campaign) -> PendingUpload:
+    return pending_upload_get(
+        token=request.POST.get("token", ""), user=request.user, scope=upload_scope(campaign)
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+@limit_uploads
+def original_upload(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
+    """The upload form; a posted file comes back as its preview with guessed columns."""
+    campaign = _campaign(request, campaign_id)
+    if request.method == "GET":
+        return _fragment(request, campaign)
+    upload = request.FILES.get("file")
+    if upload is None:
+        error = InvalidInput(
+            "Choose a CSV, TSV or JSONL file to upload.", fields={"file": ["No file chosen."]}
+        )
+        return _fragment(request, campaign, error=error)
+    try:
+        content = tabular.upload_bytes(upload, max_bytes=settings.UPLOAD_MAX_BYTES)
+        preview = upload_preview(campaign=campaign, file_name=upload.name, content=content)
+    except CfannotateError as error:
+        return _fragment(request, campaign, error=error)
+    pending = pending_upload_save(
+        content=content, file_name=upload.name, user=request.user, scope=upload_scope(campaign)
+    )
+    return _fragment(request, campaign, preview=preview, token=pending.token)
+
+
+@login_required
+@require_POST
+def original_upload_preview(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
+    """The kept file again, under the mapping just chosen."""
+    campaign = _campaign(request, campaign_id)
+    try:
+        pending = _pending(request, campaign)
+        preview = upload_preview(
+            campaign=campaign,
+            file_name=pending.file_name,
+            content=pending.content(),
+            mapping=_posted_mapping(request, campaign),
+        )
+    except CfannotateError as error:
+        return _fragment(request, campaign, error=error)
+    return _fragment(request, campaign, preview=preview, token=pending.token)
+
+
+@login_required
+@require_POST
+def original_upload_import(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
+    """Import the kept file: the page reloads with the originals, or the rows' errors show."""
+    campaign = _campaign(request, campaign_id)
+    try:
+        pending = _pending(request, campaign)
+        preview = upload_preview(
+            campaign=campaign,
+            file_name=pending.file_name,
+            content=pending.content(),
+            mapping=_posted_mapping(request, campaign),
+        )
+    except CfannotateError as error:
+        return _fragment(request, campaign, error=error)
+    try:
+        imported = originals_upload(campaign=campaign, preview=preview)
+    except CfannotateError as error:
+        return _fragment(request, campaign, preview=preview, token=pending.token, error=error)
+    pending_upload_delete(pending)
+    messages.success(request, f"Imported {imported} originals from {pending.file_name}.")
+    if request.htmx:
+        return HttpResponseClientRefresh()
+    return redirect("campaign-detail", campaign_id=campaign.id)
+
+
+@login_required
+@require_POST
+def original_upload_cancel(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
+    """Forget the kept file; the empty form again."""
+    campaign = _campaign(request, campaign_id)
+    # Already gone, or not this user's: nothing to delete either way.
+    with suppress(CfannotateError):
+        pending_upload_delete(_pending(request, campaign))
+    return _fragment(request, campaign)

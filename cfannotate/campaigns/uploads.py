@@ -1,0 +1,262 @@
+"""Uploading a dataset of originals: the file's columns mapped to id, text, context and label.
+
+`upload_preview` reads a CSV/TSV/JSONL file (`cfannotate.core.tabular`), guesses
+which column is which from common dataset headers, and checks every row exactly as
+the import will (`originals_check`), without writing. `originals_upload` imports a
+file under a mapping: every row or none. Columns that are not mapped are kept in
+each original's `extra`.
+"""
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db import transaction
+
+from cfannotate.campaigns.models import Campaign, CampaignLabel, Original
+from cfannotate.campaigns.services import (
+    MAX_ROW_ERRORS_REPORTED,
+    label_lookup,
+    originals_check,
+    originals_create,
+)
+from cfannotate.core import tabular
+from cfannotate.core.exceptions import InvalidInput
+
+FIELDS = ("id", "context", "text", "label")
+PREVIEW_ROWS = 10
+LABEL_SPELLINGS_SHOWN = 20
+
+# Headers of common datasets, most specific first, compared without case, spaces or _.
+_GUESSES = {
+    "id": (
+        "id",
+        "idx",
+        "guid",
+        "uid",
+        "pairid",
+        "exampleid",
+        "sentenceid",
+        "reviewid",
+        "originalid",
+    ),
+    "label": ("label", "goldlabel", "sentiment", "polarity", "class", "category", "target", "y"),
+    "context": ("context", "premise", "sentence1", "question1", "q1", "passage"),
+    "text": ("text", "sentence", "review", "content", "comment", "tweet", "body", "document"),
+}
+# In pair tasks the perturbed field is the second one (NLI hypothesis, SNLI's sentence2).
+_PAIR_TEXT_GUESSES = ("hypothesis", "sentence2", "question2", "q2")
+
+
+def _key(name: str) -> str:
+    return re.sub(r"[^0-9a-z]", "", name.lower())
+
+
+def field_names(campaign: Campaign) -> dict[str, str]:
+    """The fields a campaign's file maps, named as the researcher knows them."""
+    names = {"id": "Id", "text": campaign.text_name, "label": "Label"}
+    if campaign.is_pair_task:
+        names["context"] = campaign.context_name
+    return {name: names[name] for name in FIELDS if name in names}
+
+
+def mapping_guess(campaign: Campaign, columns: list[str]) -> dict[str, str | None]:
+    """For each field the column that most likely holds it, or None; no column twice."""
+    guesses = {name: [_key(spelling) for spelling in _GUESSES[name]] for name in FIELDS}
+    text_first = [_key(campaign.text_name)]
+    if campaign.is_pair_task:
+        guesses["context"] = [_key(campaign.context_name), *guesses["context"]]
+        text_first += [_key(spelling) for spelling in _PAIR_TEXT_GUESSES]
+    guesses["text"] = [*text_first, *guesses["text"]]
+    taken: set[str] = set()
+    mapping: dict[str, str | None] = {}
+    for name in field_names(campaign):
+        found = None
+        for spelling in guesses[name]:
+            found = next(
+                (c for c in columns if c not in taken and _key(c) == spelling and spelling), None
+            )
+            if found:
+                break
+        mapping[name] = found
+        if found:
+            taken.add(found)
+    return mapping
+
+
+def mapping_problems(campaign: Campaign, mapping: dict[str, str | None]) -> dict[str, str]:
+    """Field -> why the mapping cannot be imported; empty when it can."""
+    names = field_names(campaign)
+    problems = {
+        name: f"Choose the column that holds the {names[name].lower()}."
+        for name in ("context", "text", "label")
+        if name in names and not mapping.get(name)
+    }
+    used: dict[str, str] = {}
+    for name, column in mapping.items():
+        if column and column in used:
+            problems[name] = f"The column {column!r} is already the {names[used[column]].lower()}."
+        elif column:
+            used[column] = name
+    return problems
+
+
+def mapping_from(
+    campaign: Campaign, columns: list[str], given: dict[str, object] | None
+) -> dict[str, str | None]:
+    """The guesses, overridden field by field by `given` (a column name, or None for none)."""
+    mapping = mapping_guess(campaign, columns)
+    if not given:
+        return mapping
+    names = field_names(campaign)
+    errors: dict[str, list[str]] = {}
+    for name, column in given.items():
+        if name not in names:
+            errors[f"mapping.{name}"] = [f"Not a field; map one of {', '.join(names)}."]
+        elif column in (None, ""):
+            mapping[name] = None
+        elif not isinstance(column, str) or column not in columns:
+            errors[f"mapping.{name}"] = [
+                f"The file has no column {column!r}; its columns are "
+                f"{', '.join(repr(c) for c in columns)}."
+            ]
+        else:
+            mapping[name] = column
+    if errors:
+        raise InvalidInput("The column mapping does not fit the file.", fields=errors)
+    return mapping
+
+
+@dataclass(frozen=True)
+class LabelSpelling:
+    spelling: str
+    rows: int
+    label: CampaignLabel | None  # None: not a spelling of any of the campaign's labels
+
+
+@dataclass
+class UploadPreview:
+    file_name: str
+    table: tabular.Table
+    mapping: dict[str, str | None]
+    problems: dict[str, str]  # field -> why the mapping does not work yet
+    labels: list[LabelSpelling] = field(default_factory=list)
+    other_spellings: int = 0  # label spellings beyond those listed
+    errors: dict[str, list[str]] = field(default_factory=dict)  # where -> problems, file order
+    originals: list[Original] = field(default_factory=list)  # unsaved, when there are no errors
+
+    @property
+    def rows(self) -> int:
+        return len(self.table.rows)
+
+    @property
+    def sample(self) -> list[tabular.TableRow]:
+        return self.table.rows[:PREVIEW_ROWS]
+
+    @property
+    def shown_errors(self) -> dict[str, list[str]]:
+        return dict(list(self.errors.items())[:MAX_ROW_ERRORS_REPORTED])
+
+    def sample_cells(self) -> list[tuple[str, list[object]]]:
+        """The first rows as (where, cells in column order); a missing JSONL key is None."""
+        columns = self.table.columns
+        return [(row.where, [row.values.get(c) for c in columns]) for row in self.sample]
+
+    @property
+    def importable(self) -> bool:
+        return not self.problems and not self.errors and bool(self.originals)
+
+    def error(self) -> InvalidInput:
+        """Why this file cannot be imported, as one error with the first 50 rows."""
+        if self.problems:
+            return InvalidInput(
+                "Map the file's columns first; nothing was imported.",
+                fields={f"mapping.{name}": [problem] for name, problem in self.problems.items()},
+            )
+        message = f"{len(self.errors)} row(s) are invalid; nothing was imported."
+        if len(self.errors) > MAX_ROW_ERRORS_REPORTED:
+            message += f" Only the first {MAX_ROW_ERRORS_REPORTED} are listed."
+        return InvalidInput(message, fields=self.shown_errors)
+
+
+def upload_table(*, file_name: str, content: bytes) -> tabular.Table:
+    """The file's rows, within the UPLOAD_MAX_BYTES and UPLOAD_MAX_ROWS settings."""
+    return tabular.table_read(
+        file_name=file_name,
+        content=content,
+        max_bytes=settings.UPLOAD_MAX_BYTES,
+        max_rows=settings.UPLOAD_MAX_ROWS,
+    )
+
+
+def upload_preview(
+    *,
+    campaign: Campaign,
+    file_name: str,
+    content: bytes,
+    mapping: dict[str, object] | None = None,
+) -> UploadPreview:
+    """The file read, its columns mapped (guessed where not given), every row checked."""
+    table = upload_table(file_name=file_name, content=content)
+    resolved = mapping_from(campaign, table.columns, mapping)
+    preview = UploadPreview(
+        file_name=file_name,
+        table=table,
+        mapping=resolved,
+        problems=mapping_problems(campaign, resolved),
+    )
+    if resolved.get("label"):
+        _summarize_labels(preview, campaign)
+    if preview.problems:
+        preview.errors = dict(table.errors)
+        return preview
+    checked = originals_check(
+        campaign=campaign, records=(_record(row, resolved, table.columns) for row in table.rows)
+    )
+    errors = {where: list(problems) for where, problems in table.errors.items()}
+    for error in checked.errors:
+        column = resolved.get(error.field)
+        where = table.rows[error.row - 1].where
+        source = f"{error.field} ({column!r})" if column else error.field
+        errors.setdefault(where, []).append(f"{source}: {error.message}")
+    preview.errors = dict(sorted(errors.items(), key=lambda item: int(item[0].split()[-1])))
+    preview.originals = [] if preview.errors else checked.originals
+    return preview
+
+
+def _record(row: tabular.TableRow, mapping: dict[str, str | None], columns: list[str]) -> dict:
+    """The row as `originals_check` reads it: mapped fields by name, other columns as extra."""
+    mapped = {column: name for name, column in mapping.items() if column}
+    record = {name: row.values.get(column) for column, name in mapped.items()}
+    for column in columns:
+        if column not in mapped and column in row.values:
+            # A column named like a field but not mapped to it must not become that field.
+            record[column if column not in FIELDS else f"{column}_column"] = row.values[column]
+    return record
+
+
+def _summarize_labels(preview: UploadPreview, campaign: Campaign) -> None:
+    lookup = label_lookup(campaign)
+    column = preview.mapping["label"]
+    counts = Counter(
+        str(value).strip() if (value := row.values.get(column)) is not None else ""
+        for row in preview.table.rows
+    )
+    ranked = counts.most_common()
+    preview.labels = [
+        LabelSpelling(spelling, rows, lookup.get(spelling.lower()))
+        for spelling, rows in ranked[:LABEL_SPELLINGS_SHOWN]
+    ]
+    preview.other_spellings = max(0, len(ranked) - LABEL_SPELLINGS_SHOWN)
+
+
+@transaction.atomic
+def originals_upload(*, campaign: Campaign, preview: UploadPreview) -> int:
+    """Import every row of a previewed file, or none: InvalidInput names what is wrong.
+
+    Two imports racing for the same ids: the later one gets Conflict and writes nothing.
+    """
+    if not preview.importable:
+        raise preview.error()
+    return originals_create(originals=preview.originals)

@@ -1,0 +1,38 @@
+"""The campaign page's run form: which table, and the optional uploads and sizes."""
+
+from django import forms
+
+from cfannotate.evaluation import services
+from cfannotate.evaluation.models import EvaluationKind
+
+
+class EvaluationRunForm(forms.Form):
+    kind = forms.ChoiceField(choices=EvaluationKind.choices)
+    predictions = forms.FileField(required=False, help_text="JSONL of the model's predictions.")
+    training = forms.FileField(required=False, help_text="JSONL of {text, context?, label}.")
+    n = forms.IntegerField(required=False, min_value=1)
+    m = forms.IntegerField(required=False, min_value=1)
+    test_fraction = forms.FloatField(
+        required=False, min_value=0.01, max_value=0.99, initial=services.DEFAULT_TEST_FRACTION
+    )
+    seeds = forms.CharField(
+        required=False, max_length=100, help_text="Comma-separated, e.g. 0,1,2."
+    )
+
+    def clean_test_fraction(self) -> float:
+        value = self.cleaned_data["test_fraction"]
+        return services.DEFAULT_TEST_FRACTION if value is None else value
+
+    def clean_seeds(self) -> list[int]:
+        text = self.cleaned_data["seeds"].strip()
+        if not text:
+            return list(services.DEFAULT_SEEDS)
+        try:
+            seeds = [int(part) for part in text.split(",") if part.strip()]
+        except ValueError:
+            raise forms.ValidationError(
+                "Give whole numbers separated by commas, e.g. 0,1,2."
+            ) from None
+        if not seeds:
+            raise forms.ValidationError("Give at least one seed.")
+        return seeds

@@ -1,0 +1,167 @@
+"""`manage.py evaluate CAMPAIGN [--kind table2|table3] [--predictions F] [--train F] [--json]`."""
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from cfannotate.campaigns.models import Campaign
+from cfannotate.core.exceptions import CfannotateError
+from cfannotate.evaluation import services
+from cfannotate.evaluation.models import Evaluation, EvaluationKind
+
+
+def _campaign_from(reference: str) -> Campaign:
+    campaign = Campaign.objects.filter(slug=reference).first()
+    if campaign is None and reference.isdigit():
+        campaign = Campaign.objects.filter(pk=int(reference)).first()
+    if campaign is None:
+        raise CommandError(f"No campaign with id or slug {reference!r}.")
+    return campaign
+
+
+def _read_jsonl(path: str, what: str) -> list[dict]:
+    try:
+        with open(path, encoding="utf-8-sig") as file:
+            lines = file.read().splitlines()
+    except OSError as error:
+        raise CommandError(f"Cannot read the {what} file {path}: {error.strerror}.") from None
+    except UnicodeDecodeError:
+        raise CommandError(f"The {what} file {path} is not UTF-8 text.") from None
+    rows = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise CommandError(f"{path} line {number} is not JSON ({error.msg}).") from None
+        if not isinstance(row, dict):
+            raise CommandError(f"{path} line {number} is not a JSON object.")
+        rows.append(row)
+    if not rows:
+        raise CommandError(f"The {what} file {path} holds no rows.")
+    return rows
+
+
+def _percent(share: float) -> str:
+    return f"{share * 100:5.1f}"
+
+
+def _ci(figure: dict) -> str:
+    return f"[{figure['low'] * 100:.1f}, {figure['high'] * 100:.1f}]"
+
+
+def table2_lines(evaluation: Evaluation) -> list[str]:
+    r = evaluation.result
+    lines = [
+        f"Table 2, contrast set: {evaluation.get_source_display()} "
+        f"({json.dumps(evaluation.parameters, sort_keys=True)})",
+        f"{'':15} {'accuracy %':>10}  {'95% CI':>14}  count",
+    ]
+    rows = [
+        ("All originals", r["all_originals_accuracy"]),
+        ("Orig. set", r["original_accuracy"]),
+        ("Contrast set", r["contrast_accuracy"]),
+        ("Consistency", r["consistency"]),
+    ]
+    for name, figure in rows:
+        if figure is None:
+            continue
+        lines.append(
+            f"{name:15} {_percent(figure['value']):>10}  {_ci(figure):>14}  "
+            f"{figure['correct']}/{figure['total']}"
+        )
+    drop = r["drop"]
+    lines.append(f"{'Drop':15} {drop['value'] * 100:>+10.1f}  {_ci(drop):>14}")
+    if r.get("training_overlap"):
+        lines.append(f"Warning: {r['training_overlap']} originals are also in the training set.")
+    return lines
+
+
+def table3_lines(evaluation: Evaluation) -> list[str]:
+    r = evaluation.result
+    lines = [
+        f"Table 3, augmentation: {len(r['splits'])} split(s), seeds {r['seeds']}, "
+        f"{r['test_fraction']:.0%} held out",
+        f"{'n':>6} {'m':>6} {'model':6} {'held-out orig.':>15} {'contrast set':>15}",
+    ]
+    for model in ("comp", "aug"):
+        original, contrast = r[f"{model}_original_accuracy"], r[f"{model}_contrast_accuracy"]
+        lines.append(
+            f"{r['n']:>6} {r['m']:>6} {model:6} "
+            f"{_percent(original['mean'])} ± {original['std'] * 100:4.1f}   "
+            f"{_percent(contrast['mean'])} ± {contrast['std'] * 100:4.1f}"
+        )
+    return lines
+
+
+class Command(BaseCommand):
+    help = (
+        "Evaluate a model on a campaign's kept counterfactuals: Table 2 (contrast set: accuracy, "
+        "drop, consistency) or Table 3 (comp against aug). Stores the run and prints the table."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("campaign", help="Campaign id or slug.")
+        parser.add_argument("--kind", choices=EvaluationKind.values, default=EvaluationKind.TABLE2)
+        parser.add_argument(
+            "--predictions",
+            help="Table 2: JSONL of {id, label} (originals) and {candidate_id, label} rows.",
+        )
+        parser.add_argument(
+            "--train", help="Table 2: JSONL of {text, context?, label} to train the baseline on."
+        )
+        parser.add_argument("--folds", type=int, default=services.DEFAULT_FOLDS)
+        parser.add_argument("--bootstrap", type=int, default=services.DEFAULT_BOOTSTRAP)
+        parser.add_argument("--n", type=int, help="Table 3: originals in both training sets.")
+        parser.add_argument("--m", type=int, help="Table 3: counterfactuals (or originals) added.")
+        parser.add_argument("--test-fraction", type=float, default=services.DEFAULT_TEST_FRACTION)
+        parser.add_argument(
+            "--seeds", type=int, nargs="+", default=list(services.DEFAULT_SEEDS), metavar="SEED"
+        )
+        parser.add_argument("--json", action="store_true", help="Print the stored run as JSON.")
+
+    def handle(self, *args, campaign: str, kind: str, **options):
+        target = _campaign_from(campaign)
+        arguments = {}
+        if kind == EvaluationKind.TABLE2:
+            if options["predictions"]:
+                arguments["predictions"] = _read_jsonl(options["predictions"], "predictions")
+            if options["train"]:
+                arguments["training_records"] = _read_jsonl(options["train"], "training")
+            arguments.update(folds=options["folds"], bootstrap=options["bootstrap"])
+        else:
+            if options["predictions"] or options["train"]:
+                raise CommandError(
+                    "--predictions and --train are for Table 2; Table 3 trains the baseline "
+                    "on the campaign's own data."
+                )
+            arguments.update(
+                n=options["n"],
+                m=options["m"],
+                test_fraction=options["test_fraction"],
+                seeds=options["seeds"],
+            )
+        try:
+            evaluation = services.evaluation_run(campaign=target, kind=kind, **arguments)
+        except CfannotateError as error:
+            details = "; ".join(
+                message for messages in error.fields.values() for message in messages
+            )
+            extra = f" ({details})" if details and details not in error.message else ""
+            raise CommandError(error.message + extra) from None
+        if options["json"]:
+            payload = {
+                "id": evaluation.id,
+                "kind": evaluation.kind,
+                "source": evaluation.source,
+                "parameters": evaluation.parameters,
+                "result": evaluation.result,
+            }
+            self.stdout.write(json.dumps(payload, indent=2, sort_keys=True))
+            return
+        lines = (
+            table2_lines(evaluation) if kind == EvaluationKind.TABLE2 else table3_lines(evaluation)
+        )
+        self.stdout.write("\n".join(lines))
+        self.stderr.write(f"Stored as evaluation {evaluation.id}.")

@@ -1,0 +1,95 @@
+"""The campaign page's evaluation section (htmx): run buttons, the last tables and charts."""
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpResponse
+from django.template.response import TemplateResponse
+from django.views.decorators.http import require_GET, require_POST
+
+from cfannotate.campaigns.models import Campaign
+from cfannotate.campaigns.selectors import campaign_get_for_owner
+from cfannotate.core.exceptions import CfannotateError, NotFound
+from cfannotate.core.htmx import HtmxHttpRequest
+from cfannotate.evaluation import plots
+from cfannotate.evaluation.forms import EvaluationRunForm
+from cfannotate.evaluation.models import EvaluationKind
+from cfannotate.evaluation.selectors import evaluations_for, latest_evaluations
+from cfannotate.evaluation.services import evaluation_run
+from cfannotate.evaluation.uploads import jsonl_rows
+
+HISTORY_ROWS = 10
+
+
+def _campaign(request, campaign_id: int) -> Campaign:
+    try:
+        return campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+    except NotFound as error:
+        raise Http404(error.message) from None
+
+
+def evaluation_context(campaign: Campaign, **extra) -> dict:
+    latest = latest_evaluations(campaign)
+    table2, table3 = latest[EvaluationKind.TABLE2], latest[EvaluationKind.TABLE3]
+    charts = []
+    if table2 is not None:
+        charts.append(plots.contrast_chart(table2.result))
+    if table3 is not None:
+        charts.append(plots.augmentation_chart(table3.result))
+    return {
+        "campaign": campaign,
+        "table2": table2,
+        "table3": table3,
+        "charts": charts,
+        "history": list(evaluations_for(campaign)[:HISTORY_ROWS]),
+        **extra,
+    }
+
+
+def _fragment(request, campaign: Campaign, *, status: int = 200, **extra) -> TemplateResponse:
+    return TemplateResponse(
+        request, "evaluation/_evaluation.html", evaluation_context(campaign, **extra), status=status
+    )
+
+
+@login_required
+@require_GET
+def evaluation_fragment(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
+    return _fragment(request, _campaign(request, campaign_id))
+
+
+@login_required
+@require_POST
+def evaluation_run_view(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
+    campaign = _campaign(request, campaign_id)
+    form = EvaluationRunForm(request.POST, request.FILES)
+    if not form.is_valid():
+        errors = [
+            f"{name}: {' '.join(messages)}" if name != "__all__" else " ".join(messages)
+            for name, messages in form.errors.items()
+        ]
+        return _fragment(request, campaign, status=400, error="Check the form.", errors=errors)
+    data = form.cleaned_data
+    try:
+        options = {}
+        if data["kind"] == EvaluationKind.TABLE2:
+            if data["predictions"]:
+                options["predictions"] = jsonl_rows(data["predictions"], field="predictions")
+            if data["training"]:
+                options["training_records"] = jsonl_rows(data["training"], field="training_records")
+        else:
+            options.update(
+                n=data["n"],
+                m=data["m"],
+                test_fraction=data["test_fraction"],
+                seeds=data["seeds"],
+            )
+        evaluation = evaluation_run(
+            campaign=campaign, kind=data["kind"], user=request.user, **options
+        )
+    except CfannotateError as error:
+        errors = [f"{name}: {' '.join(messages)}" for name, messages in error.fields.items()]
+        return _fragment(
+            request, campaign, status=error.status_code, error=error.message, errors=errors
+        )
+    source = evaluation.get_source_display().lower()
+    message = f"{evaluation.get_kind_display()} computed with the {source}."
+    return _fragment(request, campaign, message=message)

@@ -1,0 +1,20 @@
+"""The gold rounds page of a campaign (researcher-only), under campaigns/<id>/gold/."""
+
+from django.urls import path
+
+from cfannotate.labeling import gold_views
+
+urlpatterns = [
+    path("<int:campaign_id>/gold/", gold_views.gold_page, name="gold-page"),
+    path("<int:campaign_id>/gold/author/", gold_views.gold_author, name="gold-author"),
+    path(
+        "<int:campaign_id>/gold/<int:gold_round_id>/active/",
+        gold_views.gold_round_active,
+        name="gold-round-active",
+    ),
+    path(
+        "<int:campaign_id>/gold/<int:gold_round_id>/answers/",
+        gold_views.gold_round_answers,
+        name="gold-round-answers",
+    ),
+]

@@ -1,0 +1,81 @@
+"""Candidate review in a real browser: filter by code, reject and edit in place, promote two
+candidates of an original to a gold round and find it on the gold page."""
+
+import pytest
+
+from cfannotate.candidates.models import Candidate, CandidateStatus
+from cfannotate.labeling.models import GoldRound
+from tests.factories import make_campaign, make_candidate, make_original, make_user
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def _log_in(page, live_server, username):
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", "pw-for-tests")
+    page.click("button[type=submit]")
+
+
+def test_review_reject_edit_and_promote_to_gold(live_server, page):
+    researcher = make_user("gina")
+    campaign = make_campaign(owner=researcher, name="Review in a browser")
+    kids = make_original(campaign, text="It is great for kids.", label="positive")
+    negated = make_candidate(kids, text="It is not great for kids.", control_code="negation")
+    adults = make_candidate(kids, text="It is great for adults.", control_code="lexical")
+    awful = make_candidate(kids, text="It is awful for kids.", control_code="lexical")
+    film = make_original(campaign, text="A dull film.", label="negative")
+    fine = make_candidate(film, text="A fine film.", control_code="lexical")
+
+    _log_in(page, live_server, "gina")
+    page.goto(f"{live_server.url}/campaigns/{campaign.id}/")
+    page.get_by_role("link", name="Review all 4 candidates").click()
+    page.get_by_role("heading", name="Review candidates").wait_for()
+    page.evaluate("window.__marker = 'kept'")
+
+    # 1. Filter by code: htmx swaps the results and pushes the filter into the URL.
+    page.get_by_label("Code").select_option("negation")
+    page.get_by_text("1 candidate match").wait_for()
+    assert page.locator(f"#candidate-{negated.id}").is_visible()
+    assert page.locator(f"#candidate-{adults.id}").count() == 0
+    assert "control_code=negation" in page.url
+    page.get_by_label("Code").select_option("")
+    page.get_by_text("4 candidates match").wait_for()
+
+    # 2. Reject a row: it changes in place.
+    row = page.locator(f"#candidate-{adults.id}")
+    row.get_by_role("button", name="Reject").click()
+    page.locator(f"#candidate-{adults.id} .badge-rejected").wait_for()
+    assert Candidate.objects.get(pk=adults.pk).status == CandidateStatus.REJECTED
+
+    # 3. Edit one: the row becomes a form, then the saved row.
+    page.locator(f"#candidate-{fine.id}").get_by_role("button", name="Edit").click()
+    page.get_by_label("New text").fill("A thrilling film.")
+    page.locator(f"#candidate-{fine.id}").get_by_role("button", name="Save").click()
+    page.locator(f"#candidate-{fine.id}").get_by_text("A thrilling film.").wait_for()
+    assert Candidate.objects.get(pk=fine.pk).text == "A thrilling film."
+    assert page.evaluate("window.__marker") == "kept", "the page was reloaded, not swapped"
+
+    # 4. Promote two candidates of the first original to a gold round.
+    page.locator(f"#candidate-{negated.id}").get_by_role("link", name="Promote to gold").click()
+    page.get_by_role("heading", name="Promote candidates to a gold round").wait_for()
+    page.locator(f"#promote-pick-{negated.id}").check()
+    page.get_by_label(f"Label (candidate {negated.id})").select_option("negative")
+    page.get_by_label(f"Explanation (candidate {negated.id})").fill("Negated, so negative.")
+    page.locator(f"#promote-pick-{awful.id}").check()
+    page.get_by_label(f"Label (candidate {awful.id})").select_option("negative")
+    page.get_by_role("button", name="Make the round").click()
+
+    # 5. The gold page shows the round with its expected answers.
+    page.get_by_role("heading", name="Gold and training rounds").wait_for()
+    gold_round = GoldRound.objects.get(original=kids)
+    card = page.locator(f"#gold-round-{gold_round.id}")
+    card.get_by_text("It is not great for kids.").wait_for()
+    assert card.get_by_text("It is awful for kids.").is_visible()
+    assert card.locator("input[value='Negated, so negative.']").count() == 1
+    assert sorted(gold_round.items.values_list("candidate_id", flat=True)) == sorted(
+        [negated.id, awful.id]
+    )
+    card.get_by_role("button", name="Deactivate").click()
+    page.locator(f"#gold-round-{gold_round.id}").get_by_text("Inactive").wait_for()
+    assert page.console_errors == []

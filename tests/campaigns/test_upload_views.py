@@ -1,0 +1,275 @@
+"""The dataset upload on the campaign page (htmx, without a browser): file → preview →
+mapping → import; the kept file is bound to its user and campaign; oversized files are
+dropped while they stream in."""
+
+import os
+import time
+import tracemalloc
+from http.cookies import SimpleCookie
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test.client import ClientHandler
+from django.urls import reverse
+
+from cfannotate.campaigns.models import Original
+from cfannotate.core import pending_uploads
+from cfannotate.core.upload_handlers import OversizedUpload
+from tests.factories import make_campaign
+
+CSV = b"id,review,stars,sentiment\nr1,A warm and funny film.,5,pos\nr2,Dull.,1,neg\n"
+
+
+@pytest.fixture(autouse=True)
+def upload_dir(settings, tmp_path):
+    settings.UPLOAD_DIR = tmp_path / "uploads"
+    return settings.UPLOAD_DIR
+
+
+def kept_files(upload_dir) -> list:
+    return sorted(upload_dir.glob("*.upload")) if upload_dir.exists() else []
+
+
+def send_file(client, campaign, content: bytes = CSV, name: str = "reviews.csv"):
+    url = reverse("original-upload", args=[campaign.id])
+    upload = SimpleUploadedFile(name, content, content_type="text/csv")
+    return client.post(url, {"file": upload}, HTTP_HX_REQUEST="true")
+
+
+def token_of(response) -> str:
+    html = response.content.decode()
+    start = html.index('name="token" value="') + len('name="token" value="')
+    return html[start : html.index('"', start)]
+
+
+def test_the_campaign_page_has_the_upload_form(client, researcher, campaign):
+    client.force_login(researcher)
+    html = client.get(reverse("campaign-detail", args=[campaign.id])).content.decode()
+    assert 'id="original-upload"' in html
+    assert f'hx-post="{reverse("original-upload", args=[campaign.id])}"' in html
+    assert "up to 50 MB and 100,000 rows" in html
+
+
+def test_preview_then_import(client, researcher, campaign, upload_dir):
+    client.force_login(researcher)
+    response = send_file(client, campaign)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "<strong>reviews.csv</strong>: CSV (utf-8)" in html
+    assert '<span id="upload-row-count">2</span> rows' in html
+    assert '<option value="review" selected>review</option>' in html
+    assert '<option value="sentiment" selected>sentiment</option>' in html
+    assert '<option value="r1"' not in html  # options are columns, not cells
+    assert "A warm and funny film." in html and "Import 2 rows" in html
+    assert len(kept_files(upload_dir)) == 1 and not Original.objects.exists()
+
+    # Changing a select re-renders the preview under the new mapping.
+    remapped = client.post(
+        reverse("original-upload-preview", args=[campaign.id]),
+        {"token": token_of(response), "map-id": "", "map-text": "review", "map-label": "stars"},
+        HTTP_HX_REQUEST="true",
+    )
+    html = remapped.content.decode()
+    assert '<option value="stars" selected>stars</option>' in html
+    assert "Unknown label &#x27;5&#x27;" in html and "disabled>Import 2 rows" in html
+
+    imported = client.post(
+        reverse("original-upload-import", args=[campaign.id]),
+        {
+            "token": token_of(response),
+            "map-id": "id",
+            "map-text": "review",
+            "map-label": "sentiment",
+        },
+        HTTP_HX_REQUEST="true",
+    )
+    assert imported.status_code == 200 and imported["HX-Refresh"] == "true"
+    originals = list(campaign.originals.order_by("id").values_list("external_id", "extra"))
+    assert originals == [("r1", {"stars": "5"}), ("r2", {"stars": "1"})]
+    assert kept_files(upload_dir) == []  # the kept file is gone once imported
+    page = client.get(reverse("campaign-detail", args=[campaign.id])).content.decode()
+    assert "Imported 2 originals from reviews.csv." in page and "A warm and funny film." in page
+
+
+def test_import_errors_list_the_rows_and_import_nothing(client, researcher, campaign):
+    client.force_login(researcher)
+    response = send_file(client, campaign, b"text,label\nGood.,positive\n,positive\nOk.,meh\n")
+    token = token_of(response)
+    # The preview already says what is wrong, and offers no import.
+    assert "2 rows cannot be imported" in response.content.decode()
+    failed = client.post(
+        reverse("original-upload-import", args=[campaign.id]),
+        {"token": token, "map-text": "text", "map-label": "label"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert failed.status_code == 400
+    html = failed.content.decode()
+    assert "2 row(s) are invalid; nothing was imported." in html
+    assert "<strong>row 3</strong>: text (&#x27;text&#x27;): The text is empty." in html
+    assert "<strong>row 4</strong>: label (&#x27;label&#x27;): Unknown label" in html
+    assert not campaign.originals.exists()
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"", "The file has no rows"),
+        (b"text,label\n", "The file has a header but no rows"),
+        (b"text,label,text\nA,B,C\n", "names the column &#x27;text&#x27; twice"),
+        ("text,label\nTrès,positive\n".encode("latin-1"), "Not UTF-8 text (byte 0xe8"),
+    ],
+)
+def test_bad_files_come_back_with_the_reason(client, researcher, campaign, content, message):
+    client.force_login(researcher)
+    response = send_file(client, campaign, content)
+    html = response.content.decode()
+    assert message in html, html
+    assert response.status_code in (200, 400)
+    assert not Original.objects.exists()
+
+
+def test_no_file_chosen(client, researcher, campaign):
+    client.force_login(researcher)
+    response = client.post(reverse("original-upload", args=[campaign.id]), HTTP_HX_REQUEST="true")
+    assert response.status_code == 400
+    assert "Choose a CSV, TSV or JSONL file to upload." in response.content.decode()
+
+
+def test_the_kept_file_is_refused_to_another_user_or_campaign(
+    client, researcher, other_researcher, campaign
+):
+    client.force_login(researcher)
+    token = token_of(send_file(client, campaign))
+    url = reverse("original-upload-import", args=[campaign.id])
+    mapping = {"token": token, "map-text": "review", "map-label": "sentiment"}
+
+    # Another researcher cannot even reach the campaign...
+    client.force_login(other_researcher)
+    assert client.post(url, mapping, HTTP_HX_REQUEST="true").status_code == 404
+    # ...nor use the token for a campaign of their own.
+    theirs = make_campaign(owner=other_researcher)
+    theirs_url = reverse("original-upload-import", args=[theirs.id])
+    refused = client.post(theirs_url, mapping, HTTP_HX_REQUEST="true")
+    assert refused.status_code == 404 and "No such upload" in refused.content.decode()
+    # The owner's other campaign is another scope, too.
+    client.force_login(researcher)
+    second = make_campaign(owner=researcher)
+    other_scope = reverse("original-upload-import", args=[second.id])
+    assert client.post(other_scope, mapping, HTTP_HX_REQUEST="true").status_code == 404
+    tampered = {**mapping, "token": token[:-2] + ("AA" if token[-2:] != "AA" else "BB")}
+    assert client.post(url, tampered, HTTP_HX_REQUEST="true").status_code == 404
+    assert not Original.objects.exists()
+    # The owner still imports it.
+    assert client.post(url, mapping, HTTP_HX_REQUEST="true")["HX-Refresh"] == "true"
+
+
+def test_cancel_deletes_the_kept_file(client, researcher, campaign, upload_dir):
+    client.force_login(researcher)
+    token = token_of(send_file(client, campaign))
+    assert len(kept_files(upload_dir)) == 1
+    response = client.post(reverse("original-upload-cancel", args=[campaign.id]), {"token": token})
+    assert response.status_code == 200 and 'name="file"' in response.content.decode()
+    assert kept_files(upload_dir) == []
+    gone = client.post(
+        reverse("original-upload-import", args=[campaign.id]),
+        {"token": token, "map-text": "review", "map-label": "sentiment"},
+    )
+    assert gone.status_code == 410 and "upload it again" in gone.content.decode()
+
+
+def test_kept_files_expire_after_a_day(client, researcher, campaign, upload_dir, monkeypatch):
+    client.force_login(researcher)
+    token = token_of(send_file(client, campaign))
+    [old] = kept_files(upload_dir)
+    two_days_ago = time.time() - 2 * 24 * 3600
+    os.utime(old, (two_days_ago, two_days_ago))
+    send_file(client, campaign)  # saving a new file purges the old ones
+    assert old not in kept_files(upload_dir) and len(kept_files(upload_dir)) == 1
+    monkeypatch.setattr(pending_uploads, "MAX_AGE_SECONDS", -1)
+    expired = client.post(reverse("original-upload-preview", args=[campaign.id]), {"token": token})
+    assert expired.status_code == 410 and "expired after a day" in expired.content.decode()
+
+
+def test_upload_views_are_owner_scoped_and_need_login(client, other_researcher, campaign):
+    url = reverse("original-upload", args=[campaign.id])
+    assert client.get(url).status_code == 302
+    client.force_login(other_researcher)
+    assert client.get(url).status_code == 404
+    assert send_file(client, campaign).status_code == 404
+
+
+class _Concatenated:
+    """A request body read from parts (bytes or open files) in turn, never all at once."""
+
+    def __init__(self, *parts) -> None:
+        self.parts = list(parts)
+
+    def read(self, size: int = -1) -> bytes:
+        out = b""
+        while self.parts and (size < 0 or len(out) < size):
+            part = self.parts[0]
+            want = -1 if size < 0 else size - len(out)
+            chunk = part.read(want) if hasattr(part, "read") else part[: None if want < 0 else want]
+            if not hasattr(part, "read"):
+                self.parts[0] = part[len(chunk) :]
+            if not chunk:
+                self.parts.pop(0)
+            out += chunk
+        return out
+
+    def readline(self, size: int = -1) -> bytes:
+        raise OSError("a multipart body is read in chunks, never by line")
+
+
+def test_a_file_over_50_mb_is_dropped_as_it_streams_in(client, researcher, campaign, tmp_path):
+    """A real 51 MB file through the middleware and view; Python allocates a few MB at most."""
+    big = tmp_path / "big.csv"
+    row = b"A long review that repeats itself to fill the file up.,positive\n"
+    block = row * (1024 * 1024 // len(row))
+    with big.open("wb") as handle:
+        handle.write(b"text,label\n")
+        for _ in range(51):
+            handle.write(block)
+    size = big.stat().st_size
+    assert size > 50 * 1024 * 1024
+
+    client.force_login(researcher)
+    boundary = "cfannotateboundary"
+    head = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.csv"\r\n'
+        "Content-Type: text/csv\r\n\r\n"
+    ).encode()
+    tail = f"\r\n--{boundary}--\r\n".encode()
+    csrf = "a" * 32
+    cookies = SimpleCookie()
+    cookies.load(client.cookies.output(header="", sep=";"))
+    cookie_header = "; ".join(f"{key}={morsel.value}" for key, morsel in cookies.items())
+    with big.open("rb") as body:
+        environ = {
+            "REQUEST_METHOD": "POST",
+            "PATH_INFO": reverse("original-upload", args=[campaign.id]),
+            "SERVER_NAME": "testserver",
+            "SERVER_PORT": "80",
+            "HTTP_HOST": "testserver",
+            "HTTP_HX_REQUEST": "true",
+            "HTTP_COOKIE": f"{cookie_header}; csrftoken={csrf}",
+            "HTTP_X_CSRFTOKEN": csrf,
+            "CONTENT_TYPE": f"multipart/form-data; boundary={boundary}",
+            "CONTENT_LENGTH": str(len(head) + size + len(tail)),
+            "wsgi.input": _Concatenated(head, body, tail),
+            "wsgi.url_scheme": "http",
+        }
+        tracemalloc.start()
+        try:
+            # The test client's handler, fed a streamed body; CSRF is checked as in production.
+            response = ClientHandler(enforce_csrf_checks=True)(environ)
+            html = response.content.decode()
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert response.status_code == 400
+    # Past the limit the bytes were counted and dropped: no 51 MB temporary file either.
+    assert isinstance(response.wsgi_request.FILES["file"], OversizedUpload)
+    assert f"The file has {size:,} bytes; the limit is 52,428,800." in html
+    assert peak < 8 * 1024 * 1024, f"{peak:,} bytes allocated while the upload streamed in"
+    assert not Original.objects.exists()

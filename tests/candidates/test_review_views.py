@@ -1,0 +1,305 @@
+"""The review page, the promote page and the gold page (htmx): owner-scoped, errors in place."""
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from cfannotate.candidates.models import Candidate, CandidateStatus
+from cfannotate.labeling.models import GoldItem, GoldRound, LabelingUnit, Round, RoundKind
+from tests.factories import (
+    make_assignment,
+    make_campaign,
+    make_candidate,
+    make_gold_round,
+    make_original,
+    make_unit,
+)
+
+pytestmark = pytest.mark.django_db
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.fixture
+def campaign(researcher):
+    campaign = make_campaign(owner=researcher)
+    first = make_original(campaign, text="It is great for kids.", label="positive")
+    make_candidate(
+        first, text="It is not great for kids.", control_code="negation", fluency_full=-1.5
+    )
+    make_candidate(first, text="It is great for adults.", control_code="lexical", fluency_full=-4.0)
+    make_candidate(
+        make_original(campaign, text="A dull film.", label="negative"),
+        text="A <b>thrilling</b> film.",
+        control_code="lexical",
+        status=CandidateStatus.FILTERED,
+    )
+    return campaign
+
+
+@pytest.fixture
+def logged_in(client, researcher):
+    client.force_login(researcher)
+    return client
+
+
+def _candidate(text):
+    return Candidate.objects.get(text=text)
+
+
+def test_the_review_page_filters_in_place_and_escapes_text(logged_in, campaign):
+    url = reverse("candidate-review", args=[campaign.id])
+    page = logged_in.get(url).content.decode()
+    assert "<h1>Review candidates</h1>" in page and "It is not great for kids." in page
+    assert "A &lt;b&gt;thrilling&lt;/b&gt; film." in page and "<b>thrilling" not in page
+
+    partial = logged_in.get(
+        url, {"control_code": "negation"}, HTTP_HX_TARGET="review-results", **HTMX
+    ).content.decode()
+    assert partial.lstrip().startswith('<div id="review-results"') and "<h1>" not in partial
+    assert "It is not great for kids." in partial and "It is great for adults." not in partial
+    assert "1 candidate match" in partial
+
+    fluent = logged_in.get(url, {"min_fluency": "-2", "ordering": "fluency"}).content.decode()
+    assert "It is not great for kids." in fluent and "It is great for adults." not in fluent
+    searched = logged_in.get(url, {"search": "DULL", "status": "filtered"}).content.decode()
+    assert "thrilling" in searched and "kids" not in searched.split("review-results")[1]
+
+
+def test_bad_filters_are_a_400_with_the_reason(logged_in, campaign):
+    url = reverse("candidate-review", args=[campaign.id])
+    response = logged_in.get(url, {"min_fluency": "lots", "status": "secret"})
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "Some filters are invalid." in html and "min_fluency" in html and "status" in html
+
+
+def test_accept_and_reject_swap_the_row(logged_in, campaign):
+    candidate = _candidate("It is great for adults.")
+    accepted = logged_in.post(reverse("candidate-accept", args=[campaign.id, candidate.id]), **HTMX)
+    html = accepted.content.decode()
+    assert accepted.status_code == 200 and html.lstrip().startswith(
+        f'<tr id="candidate-{candidate.id}"'
+    )
+    assert "Selected for labeling" in html and "unit " in html
+    rejected = logged_in.post(reverse("candidate-reject", args=[campaign.id, candidate.id]), **HTMX)
+    assert "Rejected by the researcher" in rejected.content.decode()
+    assert not LabelingUnit.objects.filter(campaign=campaign).exists()
+    assert (
+        logged_in.get(reverse("candidate-accept", args=[campaign.id, candidate.id])).status_code
+        == 405
+    )
+
+
+def test_a_refused_reject_shows_why_in_the_row(logged_in, campaign):
+    unit = make_unit(make_original(campaign), candidates=1)
+    assignment = make_assignment(campaign)
+    Round.objects.create(
+        assignment=assignment, worker=assignment.worker, kind=RoundKind.REAL, position=1, unit=unit
+    )
+    candidate = unit.items.get().candidate
+    response = logged_in.post(reverse("candidate-reject", args=[campaign.id, candidate.id]), **HTMX)
+    assert response.status_code == 409
+    html = response.content.decode()
+    assert 'role="alert"' in html and "already given this candidate&#x27;s labeling unit" in html
+    assert Candidate.objects.get(pk=candidate.pk).status == CandidateStatus.GENERATED
+
+
+def test_inline_edit_saves_or_explains(logged_in, campaign):
+    candidate = _candidate("It is great for adults.")
+    url = reverse("candidate-edit", args=[campaign.id, candidate.id])
+    form = logged_in.get(url, **HTMX).content.decode()
+    assert "<textarea" in form and "It is great for adults.</textarea>" in form
+    unchanged = logged_in.post(url, {"text": "It is great for adults."}, **HTMX)
+    assert unchanged.status_code == 400 and "Unchanged" in unchanged.content.decode()
+    assert "<textarea" in unchanged.content.decode()  # the form stays, with the text typed
+    saved = logged_in.post(url, {"text": "It is terrible for kids."}, **HTMX)
+    assert saved.status_code == 200 and "It is terrible for kids." in saved.content.decode()
+    assert "<textarea" not in saved.content.decode()
+    assert Candidate.objects.get(pk=candidate.pk).fluency_full is None
+    cancel = logged_in.get(reverse("candidate-row", args=[campaign.id, candidate.id]), **HTMX)
+    assert "<textarea" not in cancel.content.decode()
+
+
+def test_bulk_review_is_all_or_nothing(logged_in, campaign):
+    ids = [c.id for c in Candidate.objects.filter(campaign=campaign)]
+    foreign = make_candidate(make_original(make_campaign()))
+    url = reverse("candidates-bulk", args=[campaign.id]) + "?control_code=lexical"
+    refused = logged_in.post(url, {"action": "accept", "ids": [ids[0], foreign.id]}, **HTMX)
+    assert refused.status_code == 400
+    html = refused.content.decode()
+    assert f"accept.{foreign.id}" in html and "nothing was changed" in html
+    assert not LabelingUnit.objects.exists()
+    done = logged_in.post(url, {"action": "reject", "ids": ids}, **HTMX)
+    assert done.status_code == 200 and "3 candidate(s) rejected." in done.content.decode()
+    assert "It is not great for kids." not in done.content.decode()  # the filter is kept
+    assert set(Candidate.objects.filter(pk__in=ids).values_list("status", flat=True)) == {
+        CandidateStatus.REJECTED
+    }
+    for bad in (
+        {"action": "accept"},
+        {"action": "delete", "ids": ids},
+        {"action": "accept", "ids": ["x"]},
+    ):
+        assert logged_in.post(url, bad, **HTMX).status_code == 400
+
+
+def test_pages_are_owner_scoped(client, other_researcher, campaign):
+    candidate = Candidate.objects.filter(campaign=campaign).first()
+    gold_round = make_gold_round(campaign)
+    urls = [
+        ("get", reverse("candidate-review", args=[campaign.id])),
+        ("get", reverse("candidate-row", args=[campaign.id, candidate.id])),
+        ("post", reverse("candidate-accept", args=[campaign.id, candidate.id])),
+        ("post", reverse("candidate-reject", args=[campaign.id, candidate.id])),
+        ("post", reverse("candidate-edit", args=[campaign.id, candidate.id])),
+        ("post", reverse("candidates-bulk", args=[campaign.id])),
+        ("get", reverse("candidates-promote", args=[campaign.id, candidate.original_id])),
+        ("get", reverse("gold-page", args=[campaign.id])),
+        ("post", reverse("gold-author", args=[campaign.id])),
+        ("post", reverse("gold-round-active", args=[campaign.id, gold_round.id])),
+        ("post", reverse("gold-round-answers", args=[campaign.id, gold_round.id])),
+    ]
+    for method, url in urls:  # anonymous visitors (workers too) are sent to log in
+        response = getattr(client, method)(url)
+        assert response.status_code == 302 and "/accounts/login/" in response["Location"], url
+    client.force_login(other_researcher)
+    for method, url in urls:
+        assert getattr(client, method)(url).status_code == 404, url
+    assert GoldRound.objects.get(pk=gold_round.pk).is_active
+    assert Candidate.objects.get(pk=candidate.pk).status == CandidateStatus.GENERATED
+
+
+def test_posts_need_the_csrf_token(researcher, campaign):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(researcher)
+    candidate = _candidate("It is great for adults.")
+    url = reverse("candidate-accept", args=[campaign.id, candidate.id])
+    assert client.post(url, **HTMX).status_code == 403
+    page = client.get(reverse("candidate-review", args=[campaign.id]))
+    token = page.cookies["csrftoken"].value
+    assert '"X-CSRFToken": "' in page.content.decode()  # htmx sends it from <body>
+    assert client.post(url, HTTP_X_CSRFTOKEN=token, **HTMX).status_code == 200
+    assert Candidate.objects.get(pk=candidate.pk).status == CandidateStatus.SELECTED
+
+
+def test_promote_two_candidates_to_a_gold_round(logged_in, campaign):
+    original = campaign.originals.get(text="It is great for kids.")
+    first, second = original.candidates.order_by("id")
+    make_unit(original, candidates=1)
+    url = reverse("candidates-promote", args=[campaign.id, original.id])
+    page = logged_in.get(url).content.decode()
+    assert "It is not great for kids." in page and 'name="candidate"' in page
+
+    bad = logged_in.post(
+        url, {"kind": "gold", "candidate": [first.id], f"label-{first.id}": "meh"}, **HTMX
+    )
+    assert bad.status_code == 400 and "Unknown label" in bad.content.decode()
+    assert 'id="promote-form"' in bad.content.decode() and "<h1>" not in bad.content.decode()
+
+    response = logged_in.post(
+        url,
+        {
+            "kind": "training",
+            "candidate": [first.id, second.id],
+            f"valid-{first.id}": "true",
+            f"label-{first.id}": "negative",
+            f"explanation-{first.id}": "The negation flips it.",
+            f"valid-{second.id}": "true",
+            f"label-{second.id}": "positive",
+        },
+        **HTMX,
+    )
+    assert response.status_code == 200
+    assert response["HX-Redirect"] == reverse("gold-page", args=[campaign.id])
+    gold_round = GoldRound.objects.get(original=original)
+    assert gold_round.kind == "training" and gold_round.items.count() == 2
+    assert not LabelingUnit.objects.filter(original=original).exists()
+    gold_page = logged_in.get(reverse("gold-page", args=[campaign.id])).content.decode()
+    assert "The negation flips it." in gold_page and "Training round" in gold_page
+
+
+def test_gold_page_edits_answers_until_a_worker_has_the_round(logged_in, campaign):
+    gold_round = make_gold_round(campaign)
+    item = gold_round.items.first()
+    url = reverse("gold-round-answers", args=[campaign.id, gold_round.id])
+    data = {}
+    for each in gold_round.items.all():
+        data |= {f"valid-{each.id}": "true", f"label-{each.id}": "positive"}
+    data[f"valid-{item.id}"] = "false"
+    data[f"explanation-{item.id}"] = "Not English."
+    saved = logged_in.post(url, data, **HTMX)
+    assert saved.status_code == 200 and "Answers saved." in saved.content.decode()
+    item.refresh_from_db()
+    assert (item.expected_valid, item.expected_label.value, item.explanation) == (
+        False,
+        "positive",
+        "Not English.",
+    )
+    bad = logged_in.post(url, {**data, f"label-{item.id}": "neutral"}, **HTMX)
+    assert bad.status_code == 400 and "Unknown label" in bad.content.decode()
+
+    assignment = make_assignment(campaign)
+    Round.objects.create(
+        assignment=assignment,
+        worker=assignment.worker,
+        kind=RoundKind.GOLD,
+        position=1,
+        gold_round=gold_round,
+    )
+    shown = logged_in.get(reverse("gold-page", args=[campaign.id])).content.decode()
+    assert "Given to workers 1 time." in shown and "Save answers" not in shown
+    refused = logged_in.post(url, data, **HTMX)
+    assert refused.status_code == 409 and "already given this round" in refused.content.decode()
+
+    off = logged_in.post(
+        reverse("gold-round-active", args=[campaign.id, gold_round.id]), {"active": "0"}, **HTMX
+    )
+    assert (
+        "Inactive" in off.content.decode() and not GoldRound.objects.get(pk=gold_round.pk).is_active
+    )
+    on = logged_in.post(
+        reverse("gold-round-active", args=[campaign.id, gold_round.id]), {"active": "1"}, **HTMX
+    )
+    assert on.status_code == 200 and GoldRound.objects.get(pk=gold_round.pk).is_active
+
+
+def test_author_a_round_on_the_gold_page(logged_in, campaign):
+    original = make_original(campaign, text="The plot is clever.", label="positive")
+    url = reverse("gold-author", args=[campaign.id])
+    missing = logged_in.post(url, {"original": "nope", "kind": "gold", "text-1": "x"}, **HTMX)
+    assert missing.status_code == 400 and "No original &#x27;nope&#x27;" in missing.content.decode()
+    assert (
+        'value="x"' not in missing.content.decode() and ">x</textarea>" in missing.content.decode()
+    )
+    empty = logged_in.post(url, {"original": original.external_id, "kind": "gold"}, **HTMX)
+    assert empty.status_code == 400 and "Give 1 to 10 items." in empty.content.decode()
+
+    response = logged_in.post(
+        url,
+        {
+            "original": original.external_id,
+            "kind": "gold",
+            "text-1": "The plot is dumb.",
+            "valid-1": "true",
+            "label-1": "negative",
+            "text-2": "Plot the clever is.",
+            "valid-2": "false",
+            "label-2": "positive",
+            "explanation-2": "Scrambled.",
+        },
+    )
+    assert response.status_code == 302 and response["Location"] == reverse(
+        "gold-page", args=[campaign.id]
+    )
+    items = GoldItem.objects.filter(gold_round__original=original).order_by("position")
+    assert [(i.candidate.text, i.expected_valid) for i in items] == [
+        ("The plot is dumb.", True),
+        ("Plot the clever is.", False),
+    ]
+
+
+def test_the_campaign_page_links_to_review_and_gold(logged_in, campaign):
+    html = logged_in.get(reverse("campaign-detail", args=[campaign.id])).content.decode()
+    assert reverse("candidate-review", args=[campaign.id]) in html
+    assert reverse("gold-page", args=[campaign.id]) in html

@@ -1,0 +1,99 @@
+"""The campaign page's evaluation section: loader, run forms, tables like Tables 2 and 3, charts."""
+
+import json
+
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from cfannotate.evaluation.models import Evaluation
+from tests.evaluation.conftest import exact_predictions
+
+
+def jsonl(name: str, rows) -> SimpleUploadedFile:
+    text = "\n".join(json.dumps(row) for row in rows) + "\n"
+    return SimpleUploadedFile(name, text.encode(), content_type="application/jsonl")
+
+
+def test_the_campaign_page_loads_the_section(client, researcher, campaign):
+    client.force_login(researcher)
+
+    html = client.get(reverse("campaign-detail", args=[campaign.id])).content.decode()
+
+    assert f'hx-get="{reverse("evaluation-fragment", args=[campaign.id])}"' in html
+
+
+def test_the_empty_section_offers_both_runs(client, researcher, campaign):
+    client.force_login(researcher)
+
+    response = client.get(reverse("evaluation-fragment", args=[campaign.id]))
+
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "No contrast-set evaluation yet." in html
+    assert "No augmentation experiment yet." in html
+    assert html.count(f'hx-post="{reverse("evaluation-run", args=[campaign.id])}"') == 2
+
+
+def test_uploaded_predictions_render_table2_and_its_chart(client, researcher, labeled):
+    client.force_login(researcher)
+
+    response = client.post(
+        reverse("evaluation-run", args=[labeled.campaign.id]),
+        {"kind": "table2", "predictions": jsonl("p.jsonl", exact_predictions(labeled))},
+    )
+
+    html = response.content.decode()
+    assert response.status_code == 200, html
+    assert "Contrast set (Table 2) computed with the uploaded predictions." in html
+    assert '<th scope="col" class="num">Consistency</th>' in html
+    assert "50.0 (+0.0)" in html  # contrast accuracy and its drop, as in Polyjuice Table 2
+    assert "1/2" in html
+    assert "<svg" in html and "Accuracy on originals and contrast set" in html
+    assert 'class="series-4"' in html  # interval whiskers
+    assert Evaluation.objects.get().created_by == researcher
+
+
+def test_table3_renders_comp_and_aug_rows(client, researcher, evaluable):
+    client.force_login(researcher)
+
+    response = client.post(
+        reverse("evaluation-run", args=[evaluable.campaign.id]),
+        {"kind": "table3", "test_fraction": "0.5", "seeds": "0, 1", "n": "", "m": ""},
+    )
+
+    html = response.content.decode()
+    assert response.status_code == 200, html
+    assert '<th scope="row">comp</th>' in html and '<th scope="row">aug</th>' in html
+    assert "comp against aug" in html
+    assert Evaluation.objects.get().parameters["seeds"] == [0, 1]
+
+
+def test_a_bad_form_is_a_400_fragment_that_says_why(client, researcher, campaign):
+    client.force_login(researcher)
+    run = reverse("evaluation-run", args=[campaign.id])
+
+    bad_seeds = client.post(run, {"kind": "table3", "seeds": "a,b"})
+    bad_file = client.post(
+        run,
+        {"kind": "table2", "predictions": SimpleUploadedFile("p.jsonl", b"{not json\n")},
+    )
+    not_enough = client.post(run, {"kind": "table2"})
+
+    assert bad_seeds.status_code == 400
+    assert "seeds: Give whole numbers separated by commas" in bad_seeds.content.decode()
+    assert bad_file.status_code == 400
+    assert "line 1 is not JSON" in bad_file.content.decode()
+    assert not_enough.status_code == 400
+    assert "no contrast set yet" in not_enough.content.decode()
+    assert 'id="evaluation"' in not_enough.content.decode()
+    assert not Evaluation.objects.exists()
+
+
+def test_another_owners_campaign_is_a_404(client, other_researcher, labeled):
+    client.force_login(other_researcher)
+
+    assert client.get(reverse("evaluation-fragment", args=[labeled.campaign.id])).status_code == 404
+    response = client.post(
+        reverse("evaluation-run", args=[labeled.campaign.id]), {"kind": "table2"}
+    )
+    assert response.status_code == 404

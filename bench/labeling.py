@@ -51,6 +51,41 @@ def fresh_database(url: str) -> None:
         _fail(f"PostgreSQL is not reachable at {admin}: {str(error).strip().splitlines()[0]}")
 
 
+def prepare_database(url: str, *, keep: frozenset[str] = frozenset()) -> dict[str, str]:
+    """A fresh, migrated benchmark database with Django set up on it in this process.
+
+    Returns the environment for the server processes: ours without `CFANNOTATE_*`
+    settings (except those in `keep`), pointed at the benchmark database.
+    """
+    fresh_database(url)
+    env = {
+        **{
+            key: value
+            for key, value in os.environ.items()
+            if not key.startswith("CFANNOTATE_") or key in keep
+        },
+        "DATABASE_URL": url,
+        "CFANNOTATE_DEBUG": "0",
+    }
+    os.environ.update({"DATABASE_URL": url, "CFANNOTATE_DEBUG": "0"})
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "cfannotate.settings")
+    migrate = subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--no-input", "-v", "0"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if migrate.returncode:
+        _fail("migrate failed: " + (migrate.stderr.strip().splitlines() or ["?"])[-1])
+
+    import django
+
+    django.setup()
+    return env
+
+
 def populate(*, workers: int, rounds: int, k: int) -> int:
     """A sentiment campaign open for labeling with exactly enough units for every worker."""
     from django.contrib.auth import get_user_model
@@ -225,28 +260,7 @@ def main() -> int:
     rounds = args.rounds or (5 if args.quick else 20)
     k = 2
 
-    fresh_database(args.database_url)
-    env = {
-        **{key: value for key, value in os.environ.items() if not key.startswith("CFANNOTATE_")},
-        "DATABASE_URL": args.database_url,
-        "CFANNOTATE_DEBUG": "0",
-    }
-    os.environ.update({"DATABASE_URL": args.database_url, "CFANNOTATE_DEBUG": "0"})
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "cfannotate.settings")
-    migrate = subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--no-input", "-v", "0"],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if migrate.returncode:
-        _fail("migrate failed: " + (migrate.stderr.strip().splitlines() or ["?"])[-1])
-
-    import django
-
-    django.setup()
+    env = prepare_database(args.database_url)
     from django.urls import reverse
 
     from bench.worker_client import SimulatedWorker

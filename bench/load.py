@@ -35,9 +35,9 @@ sys.path.insert(0, str(REPO))  # before bench/, whose generation.py would shadow
 
 from bench.labeling import (  # noqa: E402 (needs the path above)
     _free_port,
-    fresh_database,
     percentile,
     populate,
+    prepare_database,
 )
 
 DEFAULT_DATABASE = "postgres://postgres@127.0.0.1:5432/cfannotate_load"
@@ -313,36 +313,12 @@ def main() -> int:
     if args.workers < 1 or rounds < 1:
         _fail("--workers and --rounds must be at least 1.")
 
-    fresh_database(args.database_url)
     # The server, the task worker and this process sign and read the same tokens: they
     # share the state directory (its generated secret key) and nothing else of ours.
-    shared = {"CFANNOTATE_STATE_DIR", "CFANNOTATE_SECRET_KEY"}
-    env = {
-        **{
-            key: value
-            for key, value in os.environ.items()
-            if not key.startswith("CFANNOTATE_") or key in shared
-        },
-        "DATABASE_URL": args.database_url,
-        "CFANNOTATE_DEBUG": "0",
-        "CFANNOTATE_LOG_LEVEL": "ERROR",
-    }
-    os.environ.update({"DATABASE_URL": args.database_url, "CFANNOTATE_DEBUG": "0"})
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "cfannotate.settings")
-    migrate = subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--no-input", "-v", "0"],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
+    env = prepare_database(
+        args.database_url, keep=frozenset({"CFANNOTATE_STATE_DIR", "CFANNOTATE_SECRET_KEY"})
     )
-    if migrate.returncode:
-        _fail("migrate failed: " + (migrate.stderr.strip().splitlines() or ["?"])[-1])
-
-    import django
-
-    django.setup()
+    env["CFANNOTATE_LOG_LEVEL"] = "ERROR"
     from django.db import connection
     from django.urls import reverse
 

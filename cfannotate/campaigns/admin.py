@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.db.models import Count
 
-from cfannotate.campaigns.models import Campaign, CampaignLabel, Original
+from cfannotate.campaigns.models import SETTING_STAGES, Campaign, CampaignLabel, Original
 from cfannotate.exports.admin import EXPORT_ACTIONS
 
 
@@ -35,47 +35,7 @@ class CampaignAdmin(admin.ModelAdmin):
             },
         ),
         ("Task", {"fields": ["task_type", "text_name", "context_name", "instructions"]}),
-        (
-            "Generation",
-            {"fields": ["generators", "candidates_per_original", "fluency_threshold", "targeting"]},
-        ),
-        (
-            "Selection",
-            {
-                "fields": [
-                    "selected_per_original",
-                    "weight_base",
-                    "weight_removed",
-                    "weight_added",
-                    "weight_tree",
-                    "weight_code",
-                ]
-            },
-        ),
-        (
-            "Labeling",
-            {
-                "fields": [
-                    "training_rounds",
-                    "rounds_per_assignment",
-                    "gold_rounds_per_assignment",
-                    "judgments_per_candidate",
-                    "lease_minutes",
-                    "max_requeues",
-                ]
-            },
-        ),
-        (
-            "Quality",
-            {
-                "fields": [
-                    "min_median_seconds",
-                    "min_gold_correct",
-                    "agreement_threshold",
-                    "label_distribution_threshold",
-                ]
-            },
-        ),
+        *((title, {"fields": list(names)}) for title, names in SETTING_STAGES),
     ]
 
     def get_queryset(self, request):

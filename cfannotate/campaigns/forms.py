@@ -9,53 +9,22 @@ import json
 
 from django import forms
 
-from cfannotate.campaigns.models import Campaign, TaskType
+from cfannotate.campaigns.models import SETTING_STAGES, Campaign, TaskType
 from cfannotate.campaigns.task_templates import template_for
 from cfannotate.core.exceptions import CfannotateError
 
 MAX_LABEL_LINES = 50
 
-# The settings page, stage by stage (Polyjuice §3.2, §4.1 and Appendix C.2 give the
-# defaults); generators and targeting are edited by their own fields below.
-STAGES = (
-    ("Generation", ("fluency_threshold",)),
-    (
-        "Selection",
-        (
-            "selected_per_original",
-            "weight_base",
-            "weight_removed",
-            "weight_added",
-            "weight_tree",
-            "weight_code",
-        ),
-    ),
-    (
-        "Labeling",
-        (
-            "training_rounds",
-            "rounds_per_assignment",
-            "gold_rounds_per_assignment",
-            "judgments_per_candidate",
-            "lease_minutes",
-            "max_requeues",
-        ),
-    ),
-    (
-        "Quality control",
-        (
-            "min_median_seconds",
-            "min_gold_correct",
-            "agreement_threshold",
-            "label_distribution_threshold",
-            "bonus_amount",
-        ),
-    ),
+# The settings page shows every stage's scalar settings as model fields; generators and
+# targeting get their own fields below. `candidates_per_original` is left to the
+# generators' own options (per_prompt, max_candidates, ...), which decide how many
+# candidates each original gets.
+EDITED_APART = ("generators", "targeting", "candidates_per_original")
+STAGES = tuple(
+    (title, tuple(name for name in names if name not in EDITED_APART))
+    for title, names in SETTING_STAGES
 )
 SCALAR_SETTINGS = tuple(name for _, names in STAGES for name in names)
-# `candidates_per_original` is left to the generators' own options (per_prompt,
-# max_candidates, ...), which decide how many candidates each original gets.
-FORM_SETTINGS = SCALAR_SETTINGS
 
 
 def errors_onto_form(form: forms.Form, error: CfannotateError) -> None:
@@ -242,13 +211,13 @@ class CampaignSettingsForm(forms.ModelForm):
         """The settings whose values differ from the campaign's, as `campaign_update` takes them."""
         # The form's instance already holds the new values (ModelForm fills it in while
         # validating), so the current ones are read back from the database.
-        current = Campaign.objects.values(*FORM_SETTINGS, "generators", "targeting").get(
+        current = Campaign.objects.values(*SCALAR_SETTINGS, "generators", "targeting").get(
             pk=self.instance.pk
         )
         if not current["generators"]:
             current["generators"] = [{"name": "polyjuice"}]
         changed = {}
-        for name in (*FORM_SETTINGS, "generators", "targeting"):
+        for name in (*SCALAR_SETTINGS, "generators", "targeting"):
             if name == "generators" and not self.generators_editable:
                 continue
             if self.cleaned_data[name] != current[name]:

@@ -174,30 +174,44 @@ class Campaign(models.Model):
         return self.rounds_per_assignment + self.gold_rounds_per_assignment
 
 
-# The per-stage settings a researcher may set, in the order they are shown.
-SETTING_FIELDS = (
-    "generators",
-    "candidates_per_original",
-    "fluency_threshold",
-    "targeting",
-    "selected_per_original",
-    "weight_base",
-    "weight_removed",
-    "weight_added",
-    "weight_tree",
-    "weight_code",
-    "training_rounds",
-    "rounds_per_assignment",
-    "gold_rounds_per_assignment",
-    "judgments_per_candidate",
-    "lease_minutes",
-    "max_requeues",
-    "min_median_seconds",
-    "min_gold_correct",
-    "agreement_threshold",
-    "label_distribution_threshold",
-    "bonus_amount",
+# The per-stage settings a researcher may set, stage by stage, in the order they are shown
+# (the settings page, the admin, the API).
+SETTING_STAGES = (
+    ("Generation", ("generators", "candidates_per_original", "fluency_threshold", "targeting")),
+    (
+        "Selection",
+        (
+            "selected_per_original",
+            "weight_base",
+            "weight_removed",
+            "weight_added",
+            "weight_tree",
+            "weight_code",
+        ),
+    ),
+    (
+        "Labeling",
+        (
+            "training_rounds",
+            "rounds_per_assignment",
+            "gold_rounds_per_assignment",
+            "judgments_per_candidate",
+            "lease_minutes",
+            "max_requeues",
+        ),
+    ),
+    (
+        "Quality control",
+        (
+            "min_median_seconds",
+            "min_gold_correct",
+            "agreement_threshold",
+            "label_distribution_threshold",
+            "bonus_amount",
+        ),
+    ),
 )
+SETTING_FIELDS = tuple(name for _, names in SETTING_STAGES for name in names)
 
 
 class CampaignLabel(models.Model):

@@ -117,19 +117,25 @@ def original_upload(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     return _fragment(request, campaign, preview=preview, token=pending.token)
 
 
+def _kept_preview(request, campaign):
+    """The kept file of this upload, previewed under the mapping the form posted."""
+    pending = _pending(request, campaign)
+    preview = upload_preview(
+        campaign=campaign,
+        file_name=pending.file_name,
+        content=pending.content(),
+        mapping=_posted_mapping(request, campaign),
+    )
+    return pending, preview
+
+
 @login_required
 @require_POST
 def original_upload_preview(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     """The kept file again, under the mapping just chosen."""
     campaign = _campaign(request, campaign_id)
     try:
-        pending = _pending(request, campaign)
-        preview = upload_preview(
-            campaign=campaign,
-            file_name=pending.file_name,
-            content=pending.content(),
-            mapping=_posted_mapping(request, campaign),
-        )
+        pending, preview = _kept_preview(request, campaign)
     except CfannotateError as error:
         return _fragment(request, campaign, error=error)
     return _fragment(request, campaign, preview=preview, token=pending.token)
@@ -141,13 +147,7 @@ def original_upload_import(request: HtmxHttpRequest, campaign_id: int) -> HttpRe
     """Import the kept file: the page reloads with the originals, or the rows' errors show."""
     campaign = _campaign(request, campaign_id)
     try:
-        pending = _pending(request, campaign)
-        preview = upload_preview(
-            campaign=campaign,
-            file_name=pending.file_name,
-            content=pending.content(),
-            mapping=_posted_mapping(request, campaign),
-        )
+        pending, preview = _kept_preview(request, campaign)
     except CfannotateError as error:
         return _fragment(request, campaign, error=error)
     try:

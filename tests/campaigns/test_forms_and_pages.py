@@ -2,35 +2,14 @@
 
 import pytest
 
+from cfannotate.campaigns.forms import SCALAR_SETTINGS
 from cfannotate.campaigns.models import Campaign, TaskType
 from tests.factories import make_original, make_unit
 
 
 def _settings_post(campaign: Campaign, **changes) -> dict:
     """The settings form as the page sends it unchanged, with some fields changed."""
-    data = {
-        name: getattr(campaign, name)
-        for name in (
-            "fluency_threshold",
-            "selected_per_original",
-            "weight_base",
-            "weight_removed",
-            "weight_added",
-            "weight_tree",
-            "weight_code",
-            "training_rounds",
-            "rounds_per_assignment",
-            "gold_rounds_per_assignment",
-            "judgments_per_candidate",
-            "lease_minutes",
-            "max_requeues",
-            "min_median_seconds",
-            "min_gold_correct",
-            "agreement_threshold",
-            "label_distribution_threshold",
-            "bonus_amount",
-        )
-    }
+    data = {name: getattr(campaign, name) for name in SCALAR_SETTINGS}
     data["use_polyjuice"] = "on"
     data.update(changes)
     return {key: value for key, value in data.items() if value is not None}

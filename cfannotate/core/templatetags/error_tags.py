@@ -1,4 +1,4 @@
-"""Template filters of the review and gold pages."""
+"""Template filters for showing errors (`CfannotateError`) on any page."""
 
 from django import template
 

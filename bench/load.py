@@ -4,9 +4,14 @@ The app runs under gunicorn (gthread) against a PostgreSQL database on loopback 
 this benchmark creates, migrates, fills and drops (`cfannotate_load` unless told
 otherwise; never `postgres` or `test`), with a `db_worker` on the `default` queue
 running quality control as assignments end, as in production. Every simulated worker
-(`bench/worker_client.py`) does a whole assignment at once, with no think time: join
-link, instructions, then per round the page, one htmx save per counterfactual and the
-submit, training feedback, completion page. Workers keep coming until the pool of
+(`bench/worker_client.py`) does a whole assignment at once: join link, instructions,
+then per round the page, one htmx save per counterfactual and the submit, training
+feedback, completion page. With no think time (the default) the workers ask as fast
+as the server answers, which measures its capacity: the latency is then the queue
+that 200 waiting clients make. `--think S` pauses a mean of S seconds before each of
+a worker's four decisions per round, an offered load of about 200 x 3 / (4 S)
+judgments per second, which measures the latency at that load; paced workers arrive
+spread over the first 4 S seconds. Workers keep coming until the pool of
 units is empty. Then the database is checked against what the server acknowledged:
 every acknowledged submit's judgments stored with the answers sent (lost=0), no worker
 judged a counterfactual twice and no unit went past K (duplicates=0), and every unit
@@ -14,6 +19,7 @@ has exactly K submitted rounds.
 
     python bench/load.py --quick      # 200 workers x 1 real round, no training or gold
     python bench/load.py              # 200 workers x (1 training + 20 real + 1 gold rounds)
+    python bench/load.py --think 2    # the same at a paced load (~75 judgments/s offered)
 
 The last line reads `RESULT load p99_ms=... judgments_per_s=... lost=0 duplicates=0`.
 """
@@ -21,6 +27,7 @@ The last line reads `RESULT load p99_ms=... judgments_per_s=... lost=0 duplicate
 import argparse
 import logging
 import os
+import random
 import resource
 import subprocess
 import sys
@@ -144,8 +151,19 @@ def start_task_worker(env: dict) -> subprocess.Popen:
 def run_workers(base_url: str, join_path: str, names: list[str], **options) -> list:
     from bench.worker_client import SimulatedWorker
 
+    think = options.get("think_seconds", 0.0)
+    arrivals = random.Random(len(names))
     simulated = [
-        SimulatedWorker(base_url, join_path, name, seed=number, item_saves=True, **options)
+        SimulatedWorker(
+            base_url,
+            join_path,
+            name,
+            seed=number,
+            item_saves=True,
+            # Paced workers arrive over one round's worth of thinking, not all at once.
+            arrive_after=arrivals.uniform(0, 4 * think),
+            **options,
+        )
         for number, name in enumerate(names)
     ]
     with ThreadPoolExecutor(max_workers=len(simulated)) as pool:
@@ -288,6 +306,12 @@ def main() -> int:
         help="One real round per worker, no training or gold round (within 60 s).",
     )
     parser.add_argument("--workers", type=int, default=200, help="Concurrent workers.")
+    parser.add_argument(
+        "--think",
+        type=float,
+        default=0.0,
+        help="Mean seconds a worker pauses before each decision (4 per round; default 0).",
+    )
     parser.add_argument("--rounds", type=int, default=None, help="Real rounds per assignment.")
     parser.add_argument("--processes", type=int, default=2, help="gunicorn worker processes.")
     parser.add_argument("--threads", type=int, default=8, help="Threads per process.")
@@ -312,6 +336,8 @@ def main() -> int:
     extra_rounds = 0 if args.quick else 1  # training rounds, and gold rounds per assignment
     if args.workers < 1 or rounds < 1:
         _fail("--workers and --rounds must be at least 1.")
+    if not 0 <= args.think <= 60:
+        _fail("--think must be between 0 and 60 seconds.")
 
     # The server, the task worker and this process sign and read the same tokens: they
     # share the state directory (its generated secret key) and nothing else of ours.
@@ -350,7 +376,7 @@ def main() -> int:
             database_cpu = backends_cpu()
             client_cpu = resource.getrusage(resource.RUSAGE_SELF)
             started = time.perf_counter()
-            results = run_workers(base_url, join_path, names)
+            results = run_workers(base_url, join_path, names, think_seconds=args.think)
             wall = time.perf_counter() - started
             client_cpu = _cpu(resource.getrusage(resource.RUSAGE_SELF)) - _cpu(client_cpu)
             server_cpu = process_tree_cpu(server.pid) - server_cpu
@@ -380,8 +406,14 @@ def main() -> int:
     submit = [s * 1000 for result in results for s in result.submit_seconds]
     judgments = sum(len(data) // 2 for result in results for _, data in result.acknowledged)
     requests = len(serve) + len(save) + len(submit)
+    pacing = (
+        f"think time {args.think:g} s per decision (offered at most "
+        f"{args.workers * 3 / (4 * args.think):.0f} judgments/s)"
+        if args.think
+        else "think time 0"
+    )
     print(
-        f"{args.workers} concurrent workers, think time 0, each {extra_rounds} training + "
+        f"{args.workers} concurrent workers, {pacing}, each {extra_rounds} training + "
         f"{rounds} real + {extra_rounds} gold rounds of 3 (page, 3 htmx saves, submit), "
         f"K={K}; gunicorn "
         f"{args.processes} processes x {args.threads} threads (gthread, keep-alive "
@@ -418,7 +450,7 @@ def main() -> int:
         f"RESULT load p99_ms={p99:.1f} judgments_per_s={judgments / wall:.1f} "
         f"lost={figures['lost']} duplicates={figures['duplicates']} off_k={figures['off_k']} "
         f"serve_p99_ms={percentile(serve, 0.99):.1f} submit_p99_ms={percentile(submit, 0.99):.1f} "
-        f"workers={args.workers}"
+        f"workers={args.workers} think_s={args.think:g}"
     )
     return 1 if errors or any(figures.values()) else 0
 

@@ -4,9 +4,13 @@ It joins through the campaign's invitation link, reads the instructions, answers
 every round as a browser without JavaScript would (one form POST per round), follows
 the training feedback, and stops at the completion page, or earlier when told to
 abandon. With `item_saves` it first saves every counterfactual as htmx does on each
-click; with `retry_seconds` it retries a request that failed in transit or with a 5xx
-(a restarted server, a dropped database connection) as a patient browser would. Used
-by `bench/labeling.py`, `bench/load.py`, the concurrency and reliability tests; it
+click; with `think_seconds` it pauses before each decision as a person would (each
+counterfactual's answers, then the submit: four per round; each pause drawn uniformly
+from half to one and a half times the mean, never timed), and `arrive_after` delays
+its first request, so that a crowd arrives over time instead of all at once; with
+`retry_seconds` it retries a request that failed in transit or with a 5xx (a
+restarted server, a dropped database connection) as a patient browser would. Used by
+`bench/labeling.py`, `bench/load.py`, the concurrency and reliability tests; it
 measures the latency of serving, saving and submitting, and keeps every acknowledged
 submit (its URL and answers) so the database can be checked against them.
 """
@@ -62,6 +66,8 @@ class SimulatedWorker:
         timeout: float = 60.0,
         item_saves: bool = False,
         retry_seconds: float = 0.0,
+        think_seconds: float = 0.0,
+        arrive_after: float = 0.0,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.join_path = join_path
@@ -70,6 +76,8 @@ class SimulatedWorker:
         self.rng = random.Random(seed)
         self.item_saves = item_saves
         self.retry_seconds = retry_seconds
+        self.think_seconds = think_seconds
+        self.arrive_after = arrive_after
         self.client = httpx.Client(base_url=self.base_url, timeout=timeout)
 
     def _check(self, response: httpx.Response, *expected: int) -> httpx.Response:
@@ -101,6 +109,10 @@ class SimulatedWorker:
             time.sleep(pause)
             pause = min(pause * 2, 1.0)
 
+    def _think(self) -> None:
+        if self.think_seconds > 0:
+            time.sleep(self.think_seconds * self.rng.uniform(0.5, 1.5))
+
     def run(self) -> WorkerResult:
         try:
             self._run()
@@ -111,6 +123,7 @@ class SimulatedWorker:
         return self.result
 
     def _run(self) -> None:
+        time.sleep(self.arrive_after)
         page = self._check(self._send("GET", self.join_path), 200)
         csrf = _CSRF.search(page.text).group(1)
         joined = self._send(
@@ -155,6 +168,10 @@ class SimulatedWorker:
             data[f"label-{index}"] = self.rng.choice(labels)
         if self.item_saves:
             self._save_items(text, data, form_token)
+        else:
+            for _ in range(len(_ITEM.findall(text))):
+                self._think()
+        self._think()
         submit_path = unescape(action.group(1))
         started = time.perf_counter()
         submitted = self._check(self._send("POST", submit_path, data=data), 302)
@@ -167,6 +184,7 @@ class SimulatedWorker:
         """Each counterfactual's answers as htmx posts them once both are chosen."""
         for index, path in enumerate(_ITEM_SAVE.findall(text), start=1):
             answers = {key: data[key] for key in (f"valid-{index}", f"label-{index}")}
+            self._think()
             started = time.perf_counter()
             self._check(
                 self._send(

@@ -5,8 +5,12 @@ request are applied one after the other and each sees the other's result: a roun
 is submitted once, and a replay gets the same outcome back.
 
 These are the hot requests of a labeling campaign, so each reads what it needs once,
-after taking the lock: the assignment's rounds in one query (`_Plan`), the round's
-original and counterfactuals in one, its judgments in one, the labels in one.
+after taking the lock: the assignment's rounds in one query (`_Plan`) and the round's
+judgments in one. What cannot change once a worker holds a round comes from a
+per-process cache: the round's original and counterfactuals with their highlighted
+changes (a candidate or gold item a worker was given refuses edits), and the
+campaign's labels (created with the campaign; an admin edit saves the campaign,
+whose `updated_at` is part of the key).
 Quality control does not run here: it is queued once the assignment ends
 (`cfannotate.quality.tasks`).
 """
@@ -14,6 +18,7 @@ Quality control does not run here: it is queued once the assignment ends
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import TypeVar
 
 from django.db import transaction
@@ -35,6 +40,7 @@ from cfannotate.labeling.models import (
     Assignment,
     AssignmentState,
     GoldItem,
+    GoldRound,
     Judgment,
     LabelingUnit,
     Round,
@@ -156,10 +162,7 @@ class _Plan:
 
     def check_is_current(self, round_: Round) -> None:
         current = self.current
-        if round_.submitted_at is not None:
-            raise RoundNotCurrent(
-                "This round is already submitted; its answers are final.", round_=round_
-            )
+        _raise_if_submitted(round_)
         if current is not None and current.position != round_.position:
             raise RoundNotCurrent(
                 f"Round {round_.position} comes later. Finish the round you are on first.",
@@ -167,38 +170,75 @@ class _Plan:
             )
 
 
+def _raise_if_submitted(round_: Round) -> None:
+    if round_.submitted_at is not None:
+        raise RoundNotCurrent(
+            "This round is already submitted; its answers are final.", round_=round_
+        )
+
+
 @dataclass(frozen=True)
 class _Content:
-    """A round's original (with its label) and its counterfactuals (candidate id, text)."""
+    """A round's original (with its label) and its counterfactuals: (candidate id, text,
+    highlighted changes against the original), in the round's order."""
 
     original: Original
-    sources: list[tuple[int, str]]
+    sources: tuple[tuple[int, str, tuple[Segment, ...]], ...]
 
     @property
     def candidate_ids(self) -> list[int]:
-        return [candidate_id for candidate_id, _ in self.sources]
+        return [candidate_id for candidate_id, _, _ in self.sources]
+
+
+# Rounds in flight at once across a campaign's workers, with room to spare; an entry
+# is an original and three short texts.
+CONTENT_CACHE_SIZE = 4096
 
 
 def _content(round_: Round) -> _Content:
-    """One query: the round's items with their candidates, original and original label."""
     if round_.kind == RoundKind.REAL:
-        items = UnitItem.objects.filter(unit_id=round_.unit_id).select_related(
-            "candidate", "unit__original__label"
-        )
-        parent = "unit"
-    else:
-        items = GoldItem.objects.filter(gold_round_id=round_.gold_round_id).select_related(
-            "candidate", "gold_round__original__label"
-        )
-        parent = "gold_round"
+        return _unit_content(round_.unit_id)
+    return _gold_content(round_.gold_round_id)
+
+
+@lru_cache(maxsize=CONTENT_CACHE_SIZE)
+def _unit_content(unit_id: int) -> _Content:
+    """One query: the unit's items with their candidates, original and original label."""
+    items = UnitItem.objects.filter(unit_id=unit_id).select_related(
+        "candidate", "unit__original__label"
+    )
     items = list(items.order_by("position"))
     if items:
-        original = getattr(items[0], parent).original
-    else:  # an empty unit shows its original alone
-        source = round_.unit if round_.kind == RoundKind.REAL else round_.gold_round
-        original = source.original
+        return _content_of(items[0].unit.original, items)
+    return _content_of(
+        LabelingUnit.objects.select_related("original__label").get(id=unit_id).original, []
+    )
+
+
+@lru_cache(maxsize=CONTENT_CACHE_SIZE)
+def _gold_content(gold_round_id: int) -> _Content:
+    items = GoldItem.objects.filter(gold_round_id=gold_round_id).select_related(
+        "candidate", "gold_round__original__label"
+    )
+    items = list(items.order_by("position"))
+    if items:
+        return _content_of(items[0].gold_round.original, items)
+    return _content_of(
+        GoldRound.objects.select_related("original__label").get(id=gold_round_id).original, []
+    )
+
+
+def _content_of(original: Original, items) -> _Content:
     return _Content(
-        original=original, sources=[(item.candidate_id, item.candidate.text) for item in items]
+        original=original,
+        sources=tuple(
+            (
+                item.candidate_id,
+                item.candidate.text,
+                tuple(change_segments(original.text, item.candidate.text)),
+            )
+            for item in items
+        ),
     )
 
 
@@ -207,7 +247,35 @@ def _judgments(round_: Round) -> dict[int, Judgment]:
 
 
 def _labels(campaign: Campaign) -> list[CampaignLabel]:
-    return list(campaign.labels.order_by("position", "id"))
+    return list(_campaign_labels(campaign.id, campaign.updated_at))
+
+
+@lru_cache(maxsize=256)
+def _campaign_labels(campaign_id: int, updated_at: datetime) -> tuple[CampaignLabel, ...]:
+    return tuple(CampaignLabel.objects.filter(campaign_id=campaign_id).order_by("position", "id"))
+
+
+def clear_caches() -> None:
+    """Forget cached round contents and labels (tests that reuse ids call this)."""
+    _unit_content.cache_clear()
+    _gold_content.cache_clear()
+    _campaign_labels.cache_clear()
+
+
+def _item_views(content: _Content, judgments: dict[int, Judgment]) -> list[ItemView]:
+    items = []
+    for index, (candidate_id, text, segments) in enumerate(content.sources, start=1):
+        judgment = judgments.get(candidate_id)
+        items.append(
+            ItemView(
+                index=index,
+                text=text,
+                segments=list(segments),
+                is_valid=judgment.is_valid if judgment else None,
+                label_id=judgment.label_id if judgment else None,
+            )
+        )
+    return items
 
 
 def _view(
@@ -220,18 +288,7 @@ def _view(
     labels: list[CampaignLabel],
 ) -> RoundView:
     original = content.original
-    items = []
-    for index, (candidate_id, text) in enumerate(content.sources, start=1):
-        judgment = judgments.get(candidate_id)
-        items.append(
-            ItemView(
-                index=index,
-                text=text,
-                segments=change_segments(original.text, text),
-                is_valid=judgment.is_valid if judgment else None,
-                label_id=judgment.label_id if judgment else None,
-            )
-        )
+    items = _item_views(content, judgments)
     is_training = round_.kind == RoundKind.TRAINING
     training = plan.training
     return RoundView(
@@ -242,7 +299,10 @@ def _view(
         is_training=is_training,
         original_text=original.text,
         original_context=original.context,
-        original_label=original.label,
+        # From the labels read for this request: the cached original's may be older.
+        original_label=next(
+            (label for label in labels if label.id == original.label_id), original.label
+        ),
         labels=labels,
         items=items,
     )
@@ -424,7 +484,12 @@ def _apply_answers(
         if (is_valid, label_id) != (judgment.is_valid, judgment.label_id):
             judgment.is_valid, judgment.label_id, judgment.updated_at = is_valid, label_id, now
             changed[judgment.id] = judgment
-    if changed:
+    if len(changed) == 1:  # a click: one plain UPDATE, cheaper to build than bulk_update's CASE
+        (judgment,) = changed.values()
+        Judgment.objects.filter(id=judgment.id).update(
+            is_valid=judgment.is_valid, label_id=judgment.label_id, updated_at=now
+        )
+    elif changed:
         Judgment.objects.bulk_update(changed.values(), ["is_valid", "label", "updated_at"])
 
 
@@ -443,35 +508,51 @@ def _already_given(answers: list[Answer], content: _Content, judgments, labels) 
     return True
 
 
+@dataclass(frozen=True)
+class SavedRound:
+    """A round's items after a save: what the save's answer shows."""
+
+    items: list[ItemView]
+
+    @property
+    def complete(self) -> bool:
+        return all(item.complete for item in self.items)
+
+
+def _round_at(assignment: Assignment, position: int) -> Round:
+    round_ = Round.objects.filter(assignment_id=assignment.id, position=position).first()
+    if round_ is None:
+        raise NotFound(f"This assignment has no round {position}.")
+    return round_
+
+
 def judgment_save(
     *, assignment: Assignment, position: int, answers: list[Answer], now: datetime | None = None
-) -> RoundView:
-    """Save what the worker clicked, so a reload or another device shows it again."""
+) -> SavedRound:
+    """Save what the worker clicked, so a reload or another device shows it again.
+
+    The most frequent request of all (one per click), so it reads only the round it
+    saves to: a round that was served and is not submitted is the current one, since
+    only the current round is served and rounds are submitted in order.
+    """
     now = now or timezone.now()
 
-    def save(locked: Assignment) -> RoundView:
-        plan = _Plan(locked)
-        round_ = plan.at(position)
-        labels = _labels(locked.campaign)
+    def save(locked: Assignment) -> SavedRound:
+        round_ = _round_at(locked, position)
         if round_.served_at is None:
             raise_if_expired(locked)
-            plan.check_is_current(round_)
+            _Plan(locked).check_is_current(round_)
             raise Conflict("This round has not been shown yet. Reload the page.")
+        labels = _labels(locked.campaign)
         content, judgments = _content(round_), _judgments(round_)
-
-        def view() -> RoundView:
-            return _view(
-                locked, round_, plan=plan, content=content, judgments=judgments, labels=labels
-            )
-
         if round_.submitted_at is not None and _already_given(answers, content, judgments, labels):
             # A save that was still on its way when the round was submitted with the
             # same answers: nothing to do, and nothing to complain about.
-            return view()
+            return SavedRound(items=_item_views(content, judgments))
         raise_if_expired(locked)
-        plan.check_is_current(round_)
+        _raise_if_submitted(round_)
         _apply_answers(answers, content=content, judgments=judgments, labels=labels, now=now)
-        return view()
+        return SavedRound(items=_item_views(content, judgments))
 
     return _under_lock(assignment, now, save)
 

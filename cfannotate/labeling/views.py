@@ -182,12 +182,12 @@ def item_save(
     answers = _answers_from(request.POST, [index])
     if not answers:
         raise InvalidInput("Nothing to save: choose Valid or Invalid, or a label.")
-    view = rounds.judgment_save(assignment=assignment, position=position, answers=answers)
+    saved = rounds.judgment_save(assignment=assignment, position=position, answers=answers)
     if not request.htmx:
         return redirect(_round_url(token, position))
-    item = view.items[index - 1]
+    item = saved.items[index - 1]
     return TemplateResponse(
-        request, "labeling/round.html#save-status", {"item": item, "complete": view.complete}
+        request, "labeling/round.html#save-status", {"item": item, "complete": saved.complete}
     )
 
 

@@ -193,3 +193,18 @@ def test_gold_and_real_rounds_show_the_same_fields(assignment):
     assert not gold_view.is_training and not real_view.is_training
     assert type(gold_view.items[0]) is type(real_view.items[0]) is rounds.ItemView
     assert gold_view.total == real_view.total == 4
+
+
+def test_labels_an_admin_renames_show_on_the_next_request(assignment):
+    """Labels are cached per campaign version: saving the campaign (as the admin does
+    with its label inline) makes the next request read them again, the original's
+    label included."""
+    first = rounds.round_serve(assignment=assignment, position=1)
+    label = assignment.campaign.labels.get(id=first.original_label.id)
+    assert label.display_name != "Upbeat"
+    label.display_name = "Upbeat"
+    label.save()
+    assignment.campaign.save()
+    again = rounds.round_serve(assignment=assignment, position=1)
+    assert "Upbeat" in [label.display_name for label in again.labels]
+    assert again.original_label.display_name == "Upbeat"

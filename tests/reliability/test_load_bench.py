@@ -1,4 +1,5 @@
-"""`bench/load.py --quick` runs end to end at a tiny size and finds nothing lost or doubled."""
+"""`bench/load.py --quick` runs end to end at a tiny size, paced, and finds nothing lost or
+doubled."""
 
 import re
 import subprocess
@@ -25,6 +26,8 @@ def test_the_load_benchmark_runs_and_checks_the_database():
             "1",
             "--threads",
             "4",
+            "--think",
+            "0.02",
             "--database-url",
             scratch,
         ],
@@ -40,4 +43,4 @@ def test_the_load_benchmark_runs_and_checks_the_database():
     assert re.match(
         r"RESULT load p99_ms=[\d.]+ judgments_per_s=[\d.]+ lost=0 duplicates=0 off_k=0 ", last
     ), last
-    assert "8 concurrent workers" in finished.stdout
+    assert "8 concurrent workers, think time 0.02 s per decision" in finished.stdout

@@ -197,38 +197,26 @@ CONTENT_CACHE_SIZE = 4096
 
 def _content(round_: Round) -> _Content:
     if round_.kind == RoundKind.REAL:
-        return _unit_content(round_.unit_id)
-    return _gold_content(round_.gold_round_id)
+        return _source_content("unit", round_.unit_id)
+    return _source_content("gold_round", round_.gold_round_id)
 
 
 @lru_cache(maxsize=CONTENT_CACHE_SIZE)
-def _unit_content(unit_id: int) -> _Content:
-    """One query: the unit's items with their candidates, original and original label."""
-    items = UnitItem.objects.filter(unit_id=unit_id).select_related(
-        "candidate", "unit__original__label"
+def _source_content(source: str, source_id: int) -> _Content:
+    """One query: a unit's or gold round's items with their candidates, original and
+    original label."""
+    item_model, source_model = (
+        (UnitItem, LabelingUnit) if source == "unit" else (GoldItem, GoldRound)
+    )
+    items = item_model.objects.filter(**{f"{source}_id": source_id}).select_related(
+        "candidate", f"{source}__original__label"
     )
     items = list(items.order_by("position"))
     if items:
-        return _content_of(items[0].unit.original, items)
-    return _content_of(
-        LabelingUnit.objects.select_related("original__label").get(id=unit_id).original, []
-    )
-
-
-@lru_cache(maxsize=CONTENT_CACHE_SIZE)
-def _gold_content(gold_round_id: int) -> _Content:
-    items = GoldItem.objects.filter(gold_round_id=gold_round_id).select_related(
-        "candidate", "gold_round__original__label"
-    )
-    items = list(items.order_by("position"))
-    if items:
-        return _content_of(items[0].gold_round.original, items)
-    return _content_of(
-        GoldRound.objects.select_related("original__label").get(id=gold_round_id).original, []
-    )
-
-
-def _content_of(original: Original, items) -> _Content:
+        original = getattr(items[0], source).original
+    else:  # an empty unit shows its original alone
+        holder = source_model.objects.select_related("original__label").get(id=source_id)
+        original = holder.original
     return _Content(
         original=original,
         sources=tuple(
@@ -257,8 +245,7 @@ def _campaign_labels(campaign_id: int, updated_at: datetime) -> tuple[CampaignLa
 
 def clear_caches() -> None:
     """Forget cached round contents and labels (tests that reuse ids call this)."""
-    _unit_content.cache_clear()
-    _gold_content.cache_clear()
+    _source_content.cache_clear()
     _campaign_labels.cache_clear()
 
 

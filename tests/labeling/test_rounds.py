@@ -208,3 +208,12 @@ def test_labels_an_admin_renames_show_on_the_next_request(assignment):
     again = rounds.round_serve(assignment=assignment, position=1)
     assert "Upbeat" in [label.display_name for label in again.labels]
     assert again.original_label.display_name == "Upbeat"
+
+
+def test_a_unit_without_counterfactuals_shows_its_original_alone(assignment):
+    _finish(assignment, 1)
+    round_ = assignment.rounds.get(position=2)
+    assert round_.kind == RoundKind.REAL
+    round_.unit.items.all().delete()
+    view = rounds.round_serve(assignment=assignment, position=2)
+    assert view.items == [] and view.original_text == round_.unit.original.text

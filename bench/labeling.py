@@ -166,39 +166,6 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def start_server(env: dict, port: int, processes: int, threads: int) -> subprocess.Popen:
-    gunicorn = Path(sys.executable).with_name("gunicorn")
-    server = subprocess.Popen(
-        [
-            str(gunicorn),
-            "cfannotate.wsgi:application",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--workers",
-            str(processes),
-            "--threads",
-            str(threads),
-            "--worker-class",
-            "gthread",
-            "--log-level",
-            "warning",
-        ],
-        cwd=REPO,
-        env=env,
-    )
-    import httpx
-
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
-                return server
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    server.terminate()
-    _fail("gunicorn did not answer /healthz within 30 s.")
-
-
 def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
     if not ordered:
@@ -269,7 +236,9 @@ def main() -> int:
     campaign_id = populate(workers=workers, rounds=rounds, k=k)
     port = _free_port()
     base_url = f"http://127.0.0.1:{port}"
-    server = start_server(env, port, args.processes, args.threads)
+    from bench.load import start_server  # load.py imports this module's helpers
+
+    server = start_server(env, port, args.processes, args.threads, keep_alive=2)
     try:
         baseline = baseline_latencies(base_url, workers, workers * 10)
         join_path = reverse("join", kwargs={"token": join_token(campaign_id)})

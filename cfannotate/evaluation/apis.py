@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from cfannotate.campaigns.selectors import campaign_get_for_owner
-from cfannotate.core.exceptions import InvalidInput
+from cfannotate.core.api_lists import choice_param, paginated_response
 from cfannotate.evaluation import services
 from cfannotate.evaluation.models import Evaluation, EvaluationKind
 from cfannotate.evaluation.selectors import evaluation_get, evaluations_for
@@ -37,15 +37,10 @@ class EvaluationListApi(APIView):
     )
     def get(self, request: Request, campaign_id: int) -> Response:
         campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
-        kind = request.query_params.get("kind")
-        if kind and kind not in EvaluationKind.values:
-            raise InvalidInput(
-                f"Unknown kind {kind!r}.",
-                fields={"kind": [f"Choose one of: {', '.join(EvaluationKind.values)}."]},
-            )
-        paginator = self.pagination_class()
-        page = paginator.paginate_queryset(evaluations_for(campaign, kind=kind), request, self)
-        return paginator.get_paginated_response(EvaluationSerializer(page, many=True).data)
+        kind = choice_param(request, "kind", EvaluationKind.values)
+        return paginated_response(
+            self, request, evaluations_for(campaign, kind=kind), EvaluationSerializer
+        )
 
 
 class EvaluationRunApi(APIView):

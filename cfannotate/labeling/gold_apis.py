@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 
 from cfannotate.campaigns.selectors import campaign_get_for_owner
 from cfannotate.candidates.review import candidates_promote_to_gold
+from cfannotate.core.api_lists import choice_param, paginated_response
 from cfannotate.core.exceptions import InvalidInput, NotFound
 from cfannotate.labeling import gold
 from cfannotate.labeling.models import GoldKind
@@ -102,15 +103,10 @@ class GoldRoundListApi(APIView):
     )
     def get(self, request: Request, campaign_id: int) -> Response:
         campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
-        kind = request.query_params.get("kind")
-        if kind and kind not in GoldKind.values:
-            raise InvalidInput(
-                f"Unknown kind {kind!r}.",
-                fields={"kind": [f"Choose one of: {', '.join(GoldKind.values)}."]},
-            )
-        paginator = self.pagination_class()
-        page = paginator.paginate_queryset(gold_rounds_of(campaign, kind=kind), request, self)
-        return paginator.get_paginated_response(GoldRoundSerializer(page, many=True).data)
+        kind = choice_param(request, "kind", GoldKind.values)
+        return paginated_response(
+            self, request, gold_rounds_of(campaign, kind=kind), GoldRoundSerializer
+        )
 
     @extend_schema(request=InputSerializer, responses={201: GoldRoundSerializer})
     def post(self, request: Request, campaign_id: int) -> Response:

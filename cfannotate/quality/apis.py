@@ -11,7 +11,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from cfannotate.campaigns.selectors import campaign_get_for_owner
-from cfannotate.core.exceptions import InvalidInput, NotFound
+from cfannotate.core.api_lists import choice_param, paginated_response
+from cfannotate.core.exceptions import NotFound
 from cfannotate.quality.decisions import decision_update, decisions_apply
 from cfannotate.quality.models import DecisionAction, DecisionState, WorkerDecision
 from cfannotate.quality.selectors import decisions_for, quality_report
@@ -124,15 +125,10 @@ class DecisionListApi(APIView):
     )
     def get(self, request: Request, campaign_id: int) -> Response:
         campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
-        state = request.query_params.get("state")
-        if state and state not in DecisionState.values:
-            raise InvalidInput(
-                f"Unknown state {state!r}.",
-                fields={"state": [f"Choose one of: {', '.join(DecisionState.values)}."]},
-            )
-        paginator = self.pagination_class()
-        page = paginator.paginate_queryset(decisions_for(campaign, state=state), request, self)
-        return paginator.get_paginated_response(DecisionSerializer(page, many=True).data)
+        state = choice_param(request, "state", DecisionState.values)
+        return paginated_response(
+            self, request, decisions_for(campaign, state=state), DecisionSerializer
+        )
 
 
 class DecisionUpdateApi(APIView):

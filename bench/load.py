@@ -4,9 +4,10 @@ The app runs under gunicorn (gthread) against a PostgreSQL database on loopback 
 this benchmark creates, migrates, fills and drops (`cfannotate_load` unless told
 otherwise; never `postgres` or `test`), with a `db_worker` on the `default` queue
 running quality control as assignments end, as in production. Every simulated worker
-(`bench/worker_client.py`) does a whole assignment at once: join link, instructions,
-then per round the page, one htmx save per counterfactual and the submit, training
-feedback, completion page. With no think time (the default) the workers ask as fast
+(`bench/worker_client.py`) does a whole assignment at once, as the page's htmx does:
+join link, instructions, then per round one save per counterfactual and the submit,
+whose answer is the next round (a page load only for the first round, the training
+feedback and the completion page). With no think time (the default) the workers ask as fast
 as the server answers, which measures its capacity: the latency is then the queue
 that 200 waiting clients make. `--think S` pauses a mean of S seconds before each of
 a worker's four decisions per round, an offered load of about 200 x 3 / (4 S)
@@ -159,7 +160,7 @@ def run_workers(base_url: str, join_path: str, names: list[str], **options) -> l
             join_path,
             name,
             seed=number,
-            item_saves=True,
+            htmx=True,
             # Paced workers arrive over one round's worth of thinking, not all at once.
             arrive_after=arrivals.uniform(0, 4 * think),
             **options,
@@ -414,7 +415,8 @@ def main() -> int:
     )
     print(
         f"{args.workers} concurrent workers, {pacing}, each {extra_rounds} training + "
-        f"{rounds} real + {extra_rounds} gold rounds of 3 (page, 3 htmx saves, submit), "
+        f"{rounds} real + {extra_rounds} gold rounds of 3 (3 htmx saves, then the submit, "
+        "answered with the next round), "
         f"K={K}; gunicorn "
         f"{args.processes} processes x {args.threads} threads (gthread, keep-alive "
         f"{args.keep_alive} s), PostgreSQL on loopback"
@@ -440,7 +442,8 @@ def main() -> int:
         f"CPU during the run: server {server_cpu:.1f} s ({1000 * server_cpu / requests:.1f} ms "
         f"per round request), clients {client_cpu:.1f} s "
         f"({1000 * client_cpu / requests:.1f} ms), PostgreSQL {database_cpu:.1f} s "
-        f"({1000 * database_cpu / requests:.1f} ms), on {os.cpu_count()} cores for {wall:.1f} s"
+        f"({1000 * database_cpu / requests:.1f} ms), on {os.cpu_count()} cores for {wall:.1f} s; "
+        f"server CPU per judgment {1000 * server_cpu / max(judgments, 1):.1f} ms"
     )
     for error in errors[:5]:
         print(f"  error: {error}")

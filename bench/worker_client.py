@@ -1,10 +1,12 @@
 """A simulated crowdworker that does an assignment through the real HTTP pages.
 
 It joins through the campaign's invitation link, reads the instructions, answers
-every round as a browser without JavaScript would (one form POST per round), follows
-the training feedback, and stops at the completion page, or earlier when told to
-abandon. With `item_saves` it first saves every counterfactual as htmx does on each
-click; with `think_seconds` it pauses before each decision as a person would (each
+every round as a browser without JavaScript would (one form POST per round, answered
+with a redirect to the next page), follows the training feedback, and stops at the
+completion page, or earlier when told to abandon. With `htmx` it works as the page's
+htmx does: it saves every counterfactual on each click, and submits with htmx, whose
+answer is the next round itself (or the address of the feedback or completion page to
+load); with `think_seconds` it pauses before each decision as a person would (each
 counterfactual's answers, then the submit: four per round; each pause drawn uniformly
 from half to one and a half times the mean, never timed), and `arrive_after` delays
 its first request, so that a crowd arrives over time instead of all at once; with
@@ -48,7 +50,7 @@ class WorkerResult:
     serve_seconds: list[float] = field(default_factory=list)
     submit_seconds: list[float] = field(default_factory=list)
     save_seconds: list[float] = field(default_factory=list)
-    # (submit path, form data) of every submit the server acknowledged with a redirect
+    # (submit path, form data) of every submit the server acknowledged
     acknowledged: list[tuple[str, dict[str, str]]] = field(default_factory=list)
     retries: int = 0
     errors: list[str] = field(default_factory=list)
@@ -64,7 +66,7 @@ class SimulatedWorker:
         abandon_after: int | None = None,
         seed: int = 0,
         timeout: float = 60.0,
-        item_saves: bool = False,
+        htmx: bool = False,
         retry_seconds: float = 0.0,
         think_seconds: float = 0.0,
         arrive_after: float = 0.0,
@@ -74,7 +76,7 @@ class SimulatedWorker:
         self.result = WorkerResult(worker_id=worker_id)
         self.abandon_after = abandon_after
         self.rng = random.Random(seed)
-        self.item_saves = item_saves
+        self.htmx = htmx
         self.retry_seconds = retry_seconds
         self.think_seconds = think_seconds
         self.arrive_after = arrive_after
@@ -136,21 +138,26 @@ class SimulatedWorker:
         if joined.status_code == 409 and "no work left" in joined.text:
             self.result.no_work = True
             return
-        url = self._check(joined, 302).headers["location"]
-        while url:
+        step: str | httpx.Response | None = self._check(joined, 302).headers["location"]
+        while step is not None:
             if (
                 self.abandon_after is not None
                 and self.result.rounds_submitted >= self.abandon_after
             ):
                 self.result.abandoned = True
                 return
-            url = self._step(url)
+            step = self._step(step)
 
-    def _step(self, url: str) -> str | None:
+    def _step(self, step: str | httpx.Response) -> str | httpx.Response | None:
+        """One page, given by its address or by the answer that holds it already (an htmx
+        submit's next round); returns the next step, None at the completion page."""
         started = time.perf_counter()
-        response = self._check(self._send("GET", url), 200, 302)
-        if response.status_code == 302:
-            return response.headers["location"]
+        if isinstance(step, str):
+            response = self._check(self._send("GET", step), 200, 302)
+            if response.status_code == 302:
+                return response.headers["location"]
+        else:
+            response = step
         text = response.text
         action = _FORM_ACTION.search(text)
         if action is None:  # instructions or training feedback: follow the button
@@ -159,14 +166,15 @@ class SimulatedWorker:
                 self.result.completion_code = code.group(1).strip()
                 return None
             return unescape(_BUTTON_LINK.search(text).group(1))
-        self.result.serve_seconds.append(time.perf_counter() - started)
+        if isinstance(step, str):  # a swapped-in round was timed with its submit
+            self.result.serve_seconds.append(time.perf_counter() - started)
         form_token = _FORM_TOKEN.search(text).group(1)
         data = {"form_token": form_token}
         labels = _LABEL_VALUE.findall(text)
         for index in range(1, len(_ITEM.findall(text)) + 1):
             data[f"valid-{index}"] = "valid" if self.rng.random() < 0.8 else "invalid"
             data[f"label-{index}"] = self.rng.choice(labels)
-        if self.item_saves:
+        if self.htmx:
             self._save_items(text, data, form_token)
         else:
             for _ in range(len(_ITEM.findall(text))):
@@ -174,11 +182,19 @@ class SimulatedWorker:
         self._think()
         submit_path = unescape(action.group(1))
         started = time.perf_counter()
-        submitted = self._check(self._send("POST", submit_path, data=data), 302)
+        if self.htmx:
+            headers = {"HX-Request": "true", "X-Worker-Form": form_token}
+            submitted = self._check(
+                self._send("POST", submit_path, data=data, headers=headers), 200
+            )
+        else:
+            submitted = self._check(self._send("POST", submit_path, data=data), 302)
         self.result.submit_seconds.append(time.perf_counter() - started)
         self.result.rounds_submitted += 1
         self.result.acknowledged.append((submit_path, data))
-        return submitted.headers["location"]
+        if not self.htmx:
+            return submitted.headers["location"]
+        return submitted.headers.get("HX-Redirect") or submitted
 
     def _save_items(self, text: str, data: dict[str, str], form_token: str) -> None:
         """Each counterfactual's answers as htmx posts them once both are chosen."""

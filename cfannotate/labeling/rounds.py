@@ -16,7 +16,7 @@ Quality control does not run here: it is queued once the assignment ends
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import lru_cache
 from typing import TypeVar
@@ -378,30 +378,35 @@ def round_serve(*, assignment: Assignment, position: int, now: datetime | None =
         plan = _Plan(locked)
         round_ = plan.at(position)
         plan.check_is_current(round_)
-        content = _content(round_)
-        if round_.served_at is None:
-            round_.served_at = now
-            Round.objects.filter(id=round_.id).update(served_at=now)
-            Judgment.objects.bulk_create(
-                [
-                    Judgment(round=round_, candidate_id=candidate_id)
-                    for candidate_id in content.candidate_ids
-                ],
-                ignore_conflicts=True,
-            )
-            judgments = {}  # created empty just now, with the clock
-        else:
-            judgments = _judgments(round_)
-        return _view(
-            locked,
-            round_,
-            plan=plan,
-            content=content,
-            judgments=judgments,
-            labels=_labels(locked.campaign),
-        )
+        return _serve(locked, plan, round_, now, labels=_labels(locked.campaign))
 
     return _under_lock(assignment, now, serve)
+
+
+def _serve(
+    locked: Assignment,
+    plan: _Plan,
+    round_: Round,
+    now: datetime,
+    *,
+    labels: list[CampaignLabel],
+) -> RoundView:
+    """Show the current round `round_`, in the caller's transaction."""
+    content = _content(round_)
+    if round_.served_at is None:
+        round_.served_at = now
+        Round.objects.filter(id=round_.id).update(served_at=now)
+        Judgment.objects.bulk_create(
+            [
+                Judgment(round=round_, candidate_id=candidate_id)
+                for candidate_id in content.candidate_ids
+            ],
+            ignore_conflicts=True,
+        )
+        judgments = {}  # created empty just now, with the clock
+    else:
+        judgments = _judgments(round_)
+    return _view(locked, round_, plan=plan, content=content, judgments=judgments, labels=labels)
 
 
 # --- Saving clicks ----------------------------------------------------------------------------
@@ -555,6 +560,9 @@ class SubmitOutcome:
     submitted_position: int
     next_position: int | None  # None: the assignment is complete
     show_feedback: bool  # a training round: its feedback page comes first
+    # The next round, already served, when the caller asked for it (`serve_next`) and the
+    # worker goes straight there: a first submit of a round without feedback, not the last.
+    next_view: RoundView | None = None
 
 
 def _outcome(assignment: Assignment, plan: _Plan, round_: Round) -> SubmitOutcome:
@@ -584,8 +592,13 @@ def round_submit(
     position: int,
     answers: list[Answer] = (),
     now: datetime | None = None,
+    serve_next: bool = False,
 ) -> SubmitOutcome:
-    """Save the final answers and submit the round, once; replays get the same outcome."""
+    """Save the final answers and submit the round, once; replays get the same outcome.
+
+    With `serve_next`, the round that comes next is served in the same transaction and
+    returned as `next_view`: one request from one round to the next.
+    """
     now = now or timezone.now()
 
     def submit(locked: Assignment) -> SubmitOutcome | dict[str, list[str]]:
@@ -603,7 +616,12 @@ def round_submit(
         missing = _missing(content, judgments)
         if missing:
             return missing
-        return _submit(locked, plan, round_, now)
+        outcome = _submit(locked, plan, round_, now)
+        if not serve_next or outcome.show_feedback or plan.current is None:
+            return outcome
+        # Submitted rounds go in order, so the one after this is the current one now.
+        next_view = _serve(locked, plan, plan.current, now, labels=labels)
+        return replace(outcome, next_view=next_view)
 
     result = _under_lock(assignment, now, submit)
     if isinstance(result, SubmitOutcome):

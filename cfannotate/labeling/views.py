@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
-from django_htmx.http import HttpResponseClientRedirect
+from django_htmx.http import HttpResponseClientRedirect, push_url
 
 from cfannotate.campaigns.task_templates import template_for
 from cfannotate.core.exceptions import (
@@ -37,6 +37,8 @@ from cfannotate.labeling.models import Assignment, AssignmentState, RoundKind
 FORM_TOKEN_FIELD = "form_token"  # noqa: S105 (a field name)
 FORM_TOKEN_HEADER = "X-Worker-Form"  # noqa: S105 (a header name)
 WRONG_METHOD = "This page cannot be used that way. Open it from the link you were given."
+# What an htmx submit swaps into the page's <main>: the round, with its <title>.
+ROUND_SWAP = "labeling/round.html#swap"
 
 
 def _error_page(
@@ -199,14 +201,22 @@ def round_submit(request: HtmxHttpRequest, assignment: Assignment, *, token: str
     # (the round may not exist).
     answers = _answers_from(request.POST, range(1, 1 + rounds.MAX_ITEMS_PER_ROUND))
     try:
-        outcome = rounds.round_submit(assignment=assignment, position=position, answers=answers)
+        outcome = rounds.round_submit(
+            assignment=assignment, position=position, answers=answers, serve_next=request.htmx
+        )
     except InvalidInput as error:
         if not error.fields or "item" in error.fields:
             raise
         # Show the round again with what was saved and what is missing.
         view = rounds.round_view(assignment, assignment.rounds.get(position=position))
         context = _context(assignment, token, view=view, error=error)
-        return TemplateResponse(request, "labeling/round.html", context, status=400)
+        template = ROUND_SWAP if request.htmx else "labeling/round.html"
+        return TemplateResponse(request, template, context, status=400)
+    if outcome.next_view is not None:
+        # htmx: the next round in this response, swapped in place, its address pushed.
+        context = _context(assignment, token, view=outcome.next_view)
+        response = TemplateResponse(request, ROUND_SWAP, context)
+        return push_url(response, _round_url(token, outcome.next_position))
     if outcome.show_feedback:
         url = _round_url(token, outcome.submitted_position)
     elif outcome.next_position is None:
@@ -214,6 +224,8 @@ def round_submit(request: HtmxHttpRequest, assignment: Assignment, *, token: str
     else:
         url = _round_url(token, outcome.next_position)
     if request.htmx:
+        # Feedback and the completion page load as whole pages (the completion page
+        # brings its own headers for handing the work back).
         return HttpResponseClientRedirect(url)
     return redirect(url)
 

@@ -94,3 +94,68 @@ def test_the_round_page_fits_a_phone(live_server, browser):
     assert page.get_by_role("radiogroup").count() == 6
     assert page.get_by_role("radio", name="Valid", exact=True).count() == 3
     context.close()
+
+
+def _submits(page):
+    """POSTs to a round's submit address from now on, as the browser sends them."""
+    sent = []
+    page.on(
+        "request", lambda r: r.method == "POST" and r.url.endswith("/submit/") and sent.append(r)
+    )
+    return sent
+
+
+def test_the_next_round_arrives_in_the_submit_answer_and_a_failed_send_says_so(live_server, page):
+    campaign = make_labeling_campaign(
+        units=6, training=0, rounds_per_assignment=3, gold_rounds_per_assignment=0
+    )
+    page.goto(live_server.url + reverse("join", kwargs={"token": join_token(campaign.id)}))
+    page.get_by_role("button", name="Start").click()
+    page.get_by_role("link", name="Start").click()
+    assert _round_heading(page) == "Round 1 of 3"
+    first_url = page.url
+    loads = []
+    page.on("load", lambda _: loads.append(page.url))
+    submits = _submits(page)
+
+    # Incomplete: htmx asks worker.js first, and nothing is sent.
+    _answer_by_mouse(page, 2)
+    page.keyboard.press("Enter")
+    page.locator("#item-3.cf-missing").wait_for()
+    assert submits == []
+
+    # Complete: one request, no page load; the address, title and focus follow.
+    page.locator("#item-3").get_by_label("Valid", exact=True).check()
+    page.locator("#item-3").get_by_label("Negative").check()
+    page.locator("#status-3").get_by_text("Saved").wait_for()
+    page.get_by_role("button", name="Submit round").click()
+    page.get_by_role("heading", name="Round 2 of 3").wait_for()
+    assert len(submits) == 1 and loads == []
+    assert page.url == first_url.replace("/rounds/1/", "/rounds/2/")
+    assert page.title().startswith("Round 2 of 3")
+    assert page.evaluate("document.activeElement.id") == "round-title"
+    assert Round.objects.get(position=2).served_at is not None
+    assert page.console_errors == [], page.console_errors
+
+    # The swapped-in round answers the keyboard once per key press, like a loaded one.
+    page.locator("#item-1 input").first.focus()
+    page.keyboard.press("x")
+    page.keyboard.press("1")
+    page.locator("#status-1").get_by_text("Saved").wait_for()
+    assert page.locator("#item-1").get_by_label("Invalid", exact=True).is_checked()
+    assert page.locator("#item-2 input:checked").count() == 0
+    page.reload()  # the pushed address shows the same round, with its answers
+    assert _round_heading(page) == "Round 2 of 3"
+    assert page.locator("#item-1").get_by_label("Invalid", exact=True).is_checked()
+
+    # The server cannot be reached: the page says so and keeps the answers.
+    _answer_by_mouse(page, 3)
+    page.route("**/rounds/2/submit/", lambda route: route.abort())
+    page.get_by_role("button", name="Submit round").click()
+    page.get_by_text("Not sent: the server could not be reached.").wait_for()
+    assert Round.objects.get(position=2).submitted_at is None
+    assert page.locator("#item-3").get_by_label("Valid", exact=True).is_checked()
+    page.unroute("**/rounds/2/submit/")
+    page.get_by_role("button", name="Submit round").click()
+    page.get_by_role("heading", name="Round 3 of 3").wait_for()
+    assert Round.objects.get(position=2).submitted_at is not None

@@ -1,3 +1,5 @@
+import random
+
 import pytest
 
 from cfannotate.labeling.assignments import assignment_start
@@ -11,3 +13,20 @@ def assignment(db):
         units=4, gold=1, rounds_per_assignment=3, gold_rounds_per_assignment=1
     )
     return assignment_start(campaign=campaign, worker=make_worker())
+
+
+class GoldLast(random.Random):
+    """Places every hidden gold round after the real ones, for tests that need to
+    know which kind each position holds."""
+
+    def randint(self, a, b):
+        return b
+
+
+@pytest.fixture
+def assignment_gold_last(db):
+    """As `assignment`, with the gold round at position 5: rounds 2 to 4 are real."""
+    campaign = make_labeling_campaign(
+        units=4, gold=1, rounds_per_assignment=3, gold_rounds_per_assignment=1
+    )
+    return assignment_start(campaign=campaign, worker=make_worker(), rng=GoldLast())

@@ -18,6 +18,8 @@ pytestmark = pytest.mark.django_db
 
 # A round's first showing reads its content; the save and the submit find it cached.
 SERVE, SAVE, SUBMIT, LAST_SUBMIT, JOIN = 9, 7, 9, 10, 24
+# htmx's submit serves the next round in the same transaction: 12 against SUBMIT + SERVE.
+SUBMIT_AND_SERVE = 12
 
 
 @pytest.fixture
@@ -70,6 +72,28 @@ def test_serve_save_and_submit_stay_within_their_query_budget(
         assert submitted.status_code == 302
     assignment.refresh_from_db()
     assert assignment.state == "submitted"
+
+
+def test_an_htmx_submit_serves_the_next_round_for_less_than_two_requests(
+    client, started, django_assert_max_num_queries
+):
+    assignment, token = started
+    positions = list(assignment.rounds.order_by("position").values_list("position", flat=True))
+    client.get(_url("worker-round", token, position=positions[0]))
+    for position in positions[:-1]:
+        with django_assert_max_num_queries(SUBMIT_AND_SERVE):
+            response = client.post(
+                _url("worker-round-submit", token, position=position),
+                _answers(assignment),
+                headers={"HX-Request": "true"},
+            )
+        following = _url("worker-round", token, position=position + 1)
+        # The training round's feedback loads as a page, which serves nothing.
+        if "HX-Redirect" in response:
+            assert response["HX-Redirect"] == _url("worker-round", token, position=position)
+            client.get(following)
+        else:
+            assert response["HX-Push-Url"] == following and b'id="round-form"' in response.content
 
 
 def test_a_replayed_submit_is_cheaper_than_the_first(

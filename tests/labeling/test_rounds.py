@@ -210,7 +210,8 @@ def test_labels_an_admin_renames_show_on_the_next_request(assignment):
     assert again.original_label.display_name == "Upbeat"
 
 
-def test_a_unit_without_counterfactuals_shows_its_original_alone(assignment):
+def test_a_unit_without_counterfactuals_shows_its_original_alone(assignment_gold_last):
+    assignment = assignment_gold_last
     _finish(assignment, 1)
     round_ = assignment.rounds.get(position=2)
     assert round_.kind == RoundKind.REAL

@@ -129,6 +129,100 @@ def test_double_submit_and_out_of_order_posts(client, assignment):
     assert client.get(_round_url(assignment, 4))["Location"] == _round_url(assignment, 2)
 
 
+HTMX = {"HX-Request": "true"}
+
+
+def test_an_htmx_submit_answers_with_the_next_round_already_served(client, assignment):
+    _submit_training(client, assignment)
+    client.get(_round_url(assignment, 2))
+    response = client.post(
+        _round_url(assignment, 2, "submit/"), _complete_form(assignment), headers=HTMX
+    )
+    assert response.status_code == 200
+    assert response["HX-Push-Url"] == _round_url(assignment, 3)
+    fragment = response.content.decode()
+    # What htmx swaps into <main>: the next round and its title, not a whole page.
+    assert fragment.startswith("<title>Round 2 of 4") and "<html" not in fragment
+    assert 'id="round-form"' in fragment and _round_url(assignment, 3, "submit/") in fragment
+    submitted, served = assignment.rounds.get(position=2), assignment.rounds.get(position=3)
+    assert submitted.submitted_at is not None
+    assert served.served_at is not None and served.submitted_at is None
+    assert served.judgments.count() == 3  # its clock started, as a page load starts it
+    # The swapped-in round is the current one: a click on it saves, a reload shows it.
+    saved = client.post(
+        _round_url(assignment, 3, "items/1/"),
+        {"valid-1": "valid"},
+        headers={**HTMX, "X-Worker-Form": form_token(assignment.token_nonce)},
+    )
+    assert saved.status_code == 200
+    assert client.get(_round_url(assignment, 3)).status_code == 200
+    assert assignment.rounds.get(position=3).served_at == served.served_at
+
+
+def test_an_htmx_submit_loads_feedback_and_the_completion_page_as_whole_pages(client, assignment):
+    client.get(_round_url(assignment, 1))
+    training = client.post(
+        _round_url(assignment, 1, "submit/"), _complete_form(assignment), headers=HTMX
+    )
+    assert training.status_code == 200 and training["HX-Redirect"] == _round_url(assignment, 1)
+    assert assignment.rounds.get(position=2).served_at is None  # feedback comes first
+    replay = client.post(
+        _round_url(assignment, 1, "submit/"), _complete_form(assignment), headers=HTMX
+    )
+    assert replay["HX-Redirect"] == training["HX-Redirect"]  # a replay serves nothing
+    client.get(_round_url(assignment, 2))
+    for round_ in assignment.rounds.exclude(kind=RoundKind.TRAINING).order_by("position"):
+        response = client.post(
+            _round_url(assignment, round_.position, "submit/"),
+            _complete_form(assignment),
+            headers=HTMX,
+        )
+    assert response["HX-Redirect"] == reverse("worker-done", kwargs={"token": _token(assignment)})
+    assignment.refresh_from_db()
+    assert assignment.state == AssignmentState.SUBMITTED
+
+
+def test_an_incomplete_htmx_submit_swaps_the_round_back_with_what_is_missing(client, assignment):
+    client.get(_round_url(assignment, 1))
+    data = _complete_form(assignment)
+    del data["valid-2"]
+    response = client.post(_round_url(assignment, 1, "submit/"), data, headers=HTMX)
+    assert response.status_code == 400 and "HX-Push-Url" not in response
+    fragment = response.content.decode()
+    assert fragment.startswith("<title>") and "<html" not in fragment
+    assert "Answer every counterfactual" in fragment and "cf-missing" in fragment
+    assert re.search(r'name="label-2" value="positive"[^>]*checked', fragment)
+    assert assignment.rounds.get(position=2).served_at is None
+
+
+def test_gold_rounds_swapped_in_by_htmx_leak_no_answers_either(client, assignment_gold_last):
+    """Round 2 always opens by a page load (training feedback comes first), so the gold
+    round is placed after the real ones: both kinds then arrive swapped in."""
+    assignment = assignment_gold_last
+    _submit_training(client, assignment)
+    client.get(_round_url(assignment, 2))
+    fragments = {}
+    for round_ in assignment.rounds.exclude(kind=RoundKind.TRAINING).order_by("position"):
+        response = client.post(
+            _round_url(assignment, round_.position, "submit/"),
+            _complete_form(assignment),
+            headers=HTMX,
+        )
+        if "HX-Push-Url" in response:
+            following = assignment.rounds.get(position=round_.position + 1)
+            fragments[following.kind] = response.content.decode()
+    gold, real = fragments[RoundKind.GOLD], fragments[RoundKind.REAL]
+    assert "gold" not in gold.lower() and "Known answer" not in gold and "expected" not in gold
+    assert _skeleton(gold) == _skeleton(real)
+
+
+def _skeleton(html):
+    """The markup without texts or numbers."""
+    html = re.sub(r"<p class=\"cf-text\">.*?</p>", "", html)
+    html = re.sub(r'<span class="reference-text">.*?</span>', "", html)
+    return re.sub(r"\d+", "N", html)
+
+
 def test_gold_rounds_are_indistinguishable_and_leak_no_answers(client, assignment):
     _submit_training(client, assignment)
     pages = {}
@@ -138,13 +232,7 @@ def test_gold_rounds_are_indistinguishable_and_leak_no_answers(client, assignmen
         client.post(_round_url(assignment, round_.position, "submit/"), _complete_form(assignment))
     gold, real = pages[RoundKind.GOLD], pages[RoundKind.REAL]
     assert "gold" not in gold.lower() and "Known answer" not in gold and "expected" not in gold
-
-    def skeleton(html):  # the markup without texts or numbers
-        html = re.sub(r"<p class=\"cf-text\">.*?</p>", "", html)
-        html = re.sub(r'<span class="reference-text">.*?</span>', "", html)
-        return re.sub(r"\d+", "N", html)
-
-    assert skeleton(gold) == skeleton(real)
+    assert _skeleton(gold) == _skeleton(real)
 
 
 def test_generated_text_is_escaped(client, assignment):

@@ -92,8 +92,6 @@ def start_workers(pool: ThreadPoolExecutor, base_url: str, path: str, names, **o
     """Simulated workers that save every click and retry what fails in transit."""
     options.setdefault("retry_seconds", 120)
     return [
-        pool.submit(
-            SimulatedWorker(base_url, path, name, seed=number, item_saves=True, **options).run
-        )
+        pool.submit(SimulatedWorker(base_url, path, name, seed=number, htmx=True, **options).run)
         for number, name in enumerate(names)
     ]

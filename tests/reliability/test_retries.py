@@ -75,3 +75,28 @@ def test_every_request_of_an_assignment_survives_being_sent_twice():
     assert not judgments.filter(is_valid=False).exists()
     units = LabelingUnit.objects.filter(rounds__assignment=assignment)
     assert set(units.values_list("completed", "claims")) == {(1, 1)}
+
+
+def test_an_htmx_submit_sent_twice_leads_to_the_same_round_served_once():
+    campaign = make_labeling_campaign(
+        units=4, gold=0, training=0, rounds_per_assignment=2, gold_rounds_per_assignment=0
+    )
+    client = Client()
+    client.post(reverse("join", kwargs={"token": join_token(campaign.id)}) + "?worker=twice")
+    assignment = Assignment.objects.get()
+    token = assignment_token(assignment_id=assignment.id, nonce=assignment.token_nonce)
+    client.get(reverse("worker-round", kwargs={"token": token, "position": 1}))
+    submit = reverse("worker-round-submit", kwargs={"token": token, "position": 1})
+    headers = {"HX-Request": "true"}
+    first = client.post(submit, _answers(assignment), headers=headers)
+    served_at = assignment.rounds.get(position=2).served_at
+    replay = client.post(submit, _answers(assignment, label="negative"), headers=headers)
+    # The first answer held the next round; the replay's sends the browser to it.
+    next_round = reverse("worker-round", kwargs={"token": token, "position": 2})
+    assert first.status_code == 200 and first["HX-Push-Url"] == next_round
+    assert replay.status_code == 200 and replay["HX-Redirect"] == next_round
+    assert served_at is not None and client.get(next_round).status_code == 200
+    assert assignment.rounds.get(position=2).served_at == served_at  # its clock kept
+    assert Judgment.objects.filter(round__position=2).count() == 3
+    assert not Judgment.objects.filter(label__value="negative").exists()
+    assert LabelingUnit.objects.filter(completed=1).count() == 1

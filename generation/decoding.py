@@ -125,7 +125,7 @@ def _shared_cache(lm, shared: str):
     ids = lm.tokenizer(shared, add_special_tokens=False, return_tensors="pt")["input_ids"]
     ids = ids.to(lm.device)  # (1, shared_len)
     step = {"logits_to_keep": 1} if _supports_logits_to_keep(lm.model) else {}
-    cache = lm.model(input_ids=ids, use_cache=True, **step).past_key_values
+    cache = lm.model(input_ids=ids, use_cache=True, **step).cache
     return ids, cache
 
 
@@ -173,10 +173,10 @@ def _prompt_cache(lm, parts: list[PromptParts], shared, copies: int):
             input_ids=context_ids,
             attention_mask=mask,
             position_ids=positions[:, start:],
-            past_key_values=cache,
+            cache=cache,
             use_cache=True,
             **step,
-        ).past_key_values
+        ).cache
         start = ids.shape[1]
 
     # 3. Every prompt's own part, on a copy of its context's cache rows.
@@ -191,10 +191,10 @@ def _prompt_cache(lm, parts: list[PromptParts], shared, copies: int):
             input_ids=ids[:, start:-1],
             attention_mask=mask[:, :-1],
             position_ids=positions[:, start:-1],
-            past_key_values=cache,
+            cache=cache,
             use_cache=True,
             **step,
-        ).past_key_values
+        ).cache
     if copies > 1:
         ids = ids.repeat_interleave(copies, dim=0)  # (prompts * copies, prompt_len)
         mask = mask.repeat_interleave(copies, dim=0)
@@ -273,11 +273,11 @@ def _decode_rows(
             input_ids=current,
             attention_mask=mask,
             position_ids=position,
-            past_key_values=cache,
+            cache=cache,
             use_cache=True,
             **step_kwargs,
         )
-        cache = output.past_key_values
+        cache = output.cache
         chosen = _pick_tokens(output.logits[:, -1, :].float(), config, generator)  # (live,)
         finished = torch.zeros_like(chosen, dtype=torch.bool)
         for index, (row, token) in enumerate(zip(live.tolist(), chosen.tolist(), strict=True)):

@@ -120,7 +120,7 @@ class CausalLMScorer:
             use_cache=True,
             logits_to_keep=1,
         )
-        self._cache = output.past_key_values
+        self._cache = output.cache
         self._mask = attention_mask
         self._position = positions[:, -1:]
         return output.logits[:, -1, :]  # (rows, vocab)
@@ -135,10 +135,10 @@ class CausalLMScorer:
             input_ids=tokens[:, None],  # (rows, 1)
             attention_mask=self._mask,
             position_ids=self._position,
-            past_key_values=self._cache,
+            cache=self._cache,
             use_cache=True,
         )
-        self._cache = output.past_key_values
+        self._cache = output.cache
         return output.logits[:, -1, :]  # (rows, vocab)
 
 

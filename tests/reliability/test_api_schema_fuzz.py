@@ -15,10 +15,11 @@ from django.apps import apps
 from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
 from django.db import close_old_connections
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rest_framework.authtoken.models import Token
 from schemathesis.checks import not_a_server_error
+from schemathesis.generation.modes import GenerationMode
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
     response_schema_conformance,
@@ -141,18 +142,35 @@ def _aim_ids(case, world, target: str) -> None:
             case.path_parameters[name] = value
 
 
-@schema.parametrize()
-@schema.given(target=st.sampled_from(["own", "own", "other", "generated"]))
-@settings(
-    max_examples=MAX_EXAMPLES,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=list(HealthCheck),
-)
-def test_every_operation_answers_bad_input_cleanly(case, target, fuzz_world):
-    _aim_ids(case, fuzz_world, target)
-    case.call_and_validate(headers=fuzz_world["headers"], checks=CHECKS)
+# One test per operation, named by it ("GET /api/campaigns/"): pytest-xdist sends tests to
+# its processes by id, and schemathesis' own parametrize gives all of them the same one.
+OPERATIONS = sorted(result.ok().label for result in schema.get_all_operations())
+TARGETS = st.sampled_from(["own", "own", "other", "generated"])
+
+
+@pytest.mark.parametrize("label", OPERATIONS)
+def test_every_operation_answers_bad_input_cleanly(label, fuzz_world):
+    operation = schema.find_operation_by_label(label)
+    cases = st.one_of([operation.as_strategy(generation_mode=mode) for mode in GenerationMode])
+
+    @given(case=cases, target=TARGETS)
+    @settings(
+        max_examples=MAX_EXAMPLES,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    def fuzz(case, target):
+        _aim_ids(case, fuzz_world, target)
+        case.call_and_validate(headers=fuzz_world["headers"], checks=CHECKS)
+
+    fuzz()
+
+
+def test_the_fuzzing_covers_every_operation():
+    assert len(OPERATIONS) == len(set(OPERATIONS)) > 20
+    assert "GET /api/campaigns/" in OPERATIONS
 
 
 # --- Regressions: what the fuzzing found ---------------------------------------------------------

@@ -61,7 +61,7 @@ class PrefixScorer:
         output = lm.model(
             input_ids=torch.tensor([self.prefix_ids], device=lm.device), use_cache=True
         )
-        self.cache = output.past_key_values
+        self.cache = output.cache
         self.after_prefix = output.logits[0, -1].float().log_softmax(-1).cpu()  # (V,)
 
     def _check_length(self, path_length: int) -> None:
@@ -91,7 +91,7 @@ class PrefixScorer:
             logits = self.lm.model(
                 input_ids=input_ids.to(device),
                 attention_mask=attention_mask.to(device),
-                past_key_values=cache,
+                cache=cache,
                 use_cache=True,
             ).logits  # (B, D, V)
             for row, index in enumerate(chunk):

@@ -25,6 +25,7 @@ handler500 = "cfannotate.core.api_errors.server_error"
 urlpatterns = [
     path("", core_views.home, name="home"),
     path("healthz", core_views.health, name="health"),
+    path("favicon.ico", core_views.favicon, name="favicon"),
     path("accounts/api-token/", core_views.api_token, name="api-token"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

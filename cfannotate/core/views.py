@@ -1,4 +1,4 @@
-"""The landing page, the health probe and the researcher's API token."""
+"""The landing page, the health probe, the favicon and the researcher's API token."""
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -6,7 +6,8 @@ from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
-from django.views.decorators.http import require_http_methods
+from django.templatetags.static import static
+from django.views.decorators.http import require_GET, require_http_methods
 
 from cfannotate.campaigns.selectors import campaigns_for_owner
 from cfannotate.core import api_tokens
@@ -22,6 +23,12 @@ def health(request: HttpRequest) -> HttpResponse:
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
     return JsonResponse({"status": "ok"})
+
+
+@require_GET
+def favicon(request: HttpRequest) -> HttpResponse:
+    """Browsers ask for /favicon.ico on pages swapped in by htmx too: the SVG icon."""
+    return redirect(static("favicon.svg"), permanent=True)
 
 
 @login_required

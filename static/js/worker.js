@@ -38,21 +38,33 @@
       : "All answered";
   }
 
+  // The counterfactual that keys answer: one at a time, marked on the page. It changes
+  // only when the worker moves (J / K, Tab, a click or tap on it), never by itself, so a
+  // key always lands on the counterfactual the worker sees marked.
   function currentItem(form) {
-    var focused = document.activeElement && document.activeElement.closest("[data-item]");
-    return focused || incomplete(form)[0] || items(form)[0];
+    return form.querySelector("[data-item].cf-current") || incomplete(form)[0] || items(form)[0];
   }
 
-  function focusItem(item) {
+  function markCurrent(form, item) {
+    items(form).forEach(function (each) {
+      var current = each === item;
+      each.classList.toggle("cf-current", current);
+      if (current) { each.setAttribute("aria-current", "true"); }
+      else { each.removeAttribute("aria-current"); }
+    });
+  }
+
+  function focusItem(form, item) {
+    markCurrent(form, item);
     var target = item.querySelector("input:checked") || item.querySelector("input");
-    if (target) { target.focus(); }
+    if (target) { target.focus({ preventScroll: true }); }
     item.scrollIntoView({ block: "nearest" });
   }
 
   function move(form, step) {
     var list = items(form);
     var index = list.indexOf(currentItem(form)) + step;
-    if (index >= 0 && index < list.length) { focusItem(list[index]); }
+    if (index >= 0 && index < list.length) { focusItem(form, list[index]); }
   }
 
   function choose(form, key) {
@@ -60,18 +72,20 @@
     var input = item && item.querySelector('input[data-key="' + key + '"]');
     if (!input) { return; }
     if (!input.checked) { input.click(); }  // fires "change": htmx saves it
-    input.focus();
-    if (answered(item, "valid-") && answered(item, "label-")) {
-      var next = incomplete(form)[0];
-      if (next) { focusItem(next); }
-    }
+    input.focus({ preventScroll: true });
+  }
+
+  // A new round on the page (loaded, swapped in, or restored by the Back button).
+  function start(form) {
+    refresh(form);
+    markCurrent(form, incomplete(form)[0] || items(form)[0]);
   }
 
   // True when every counterfactual is answered; otherwise marks the missing ones.
   function readyToSubmit(form) {
     var missing = incomplete(form);
     missing.forEach(function (item) { item.classList.add("cf-missing"); });
-    if (missing.length) { focusItem(missing[0]); }
+    if (missing.length) { focusItem(form, missing[0]); }
     return missing.length === 0;
   }
 
@@ -116,10 +130,19 @@
     var form = roundForm();
     if (form && event.detail.elt === form && !readyToSubmit(form)) { event.preventDefault(); }
   });
+  // Whatever the worker clicks, taps or tabs to becomes the counterfactual keys answer.
+  function follow(event) {
+    var form = roundForm();
+    var item = event.target.closest && event.target.closest("[data-item]");
+    if (form && item && form.contains(item)) { markCurrent(form, item); }
+  }
+  document.addEventListener("pointerdown", follow);
+  document.addEventListener("focusin", follow);
+  // History restores swap too, with no target in their details.
   document.addEventListener("htmx:afterSwap", function (event) {
     var form = roundForm();
-    if (event.detail.target.id !== "main") { return; }
-    if (form) { refresh(form); }
+    if (!event.detail.target || event.detail.target.id !== "main") { return; }
+    if (form) { start(form); }
     // The next round (or the error in its place) is new content: start reading there.
     var heading = document.getElementById("round-title");
     (heading || event.detail.target).focus({ preventScroll: true });
@@ -127,8 +150,19 @@
   document.addEventListener("htmx:responseError", onFailure);
   document.addEventListener("htmx:sendError", onFailure);
   document.addEventListener("keydown", onKey);
+  // Back or Forward to a round: the server sends the page as it is now (htmx does not
+  // keep copies of round pages), which may be the next round if that one was submitted.
+  document.addEventListener("htmx:historyRestore", function () {
+    var form = roundForm();
+    if (!form) { return; }
+    start(form);
+    // The address names the round on the page, so a reload stays where the worker is.
+    if (location.pathname !== form.dataset.roundUrl) {
+      history.replaceState(history.state, "", form.dataset.roundUrl);
+    }
+  });
   document.addEventListener("DOMContentLoaded", function () {
     var form = roundForm();
-    if (form) { refresh(form); }
+    if (form) { start(form); }
   });
 })();

@@ -59,13 +59,11 @@ def test_a_worker_labels_a_whole_assignment(live_server, page):
     page.locator("#item-3").get_by_label("Positive").check()
     page.get_by_role("button", name="Submit round").click()
 
-    # The other rounds by keyboard only: V / X, a label number, Enter.
+    # The other rounds by keyboard only: V / X, a label number, J to the next, Enter.
     for number in (2, 3, 4):
         page.get_by_role("heading", name=f"Round {number} of 4").wait_for()
-        page.locator("#item-1 input").first.focus()
-        for _ in range(3):
-            page.keyboard.press("v")
-            page.keyboard.press("2")
+        for key in ("v", "2", "j", "v", "2", "j", "v", "2"):
+            page.keyboard.press(key)
         page.get_by_text("All answered").wait_for()
         page.keyboard.press("Enter")
 
@@ -159,3 +157,142 @@ def test_the_next_round_arrives_in_the_submit_answer_and_a_failed_send_says_so(l
     page.get_by_role("button", name="Submit round").click()
     page.get_by_role("heading", name="Round 3 of 3").wait_for()
     assert Round.objects.get(position=2).submitted_at is not None
+
+
+# ---------------------------------------------------------------------------------------
+# Every answer lands on the counterfactual the worker sees marked (keyboard, mouse, mixed).
+
+SHOWN_TEXTS = """els => els.map(el => {
+    const copy = el.cloneNode(true);
+    copy.querySelectorAll("del").forEach(removed => removed.remove());
+    return copy.textContent.split(/\\s+/).filter(Boolean).join(" ");
+})"""
+
+
+def _shown(page) -> list[str]:
+    """The edited texts on the page, in the order the worker sees them."""
+    return page.eval_on_selector_all("[data-item] .cf-text", SHOWN_TEXTS)
+
+
+def _stored(position: int) -> dict[str, tuple[bool | None, str | None]]:
+    """Edited text -> (valid, label) as stored for the round at `position`."""
+    judgments = Judgment.objects.filter(round__position=position).select_related(
+        "candidate", "label"
+    )
+    return {
+        " ".join(j.candidate.text.split()): (j.is_valid, j.label.value if j.label else None)
+        for j in judgments
+    }
+
+
+def _assert_landed(page, position: int, expected: dict[int, tuple[bool, str]]) -> None:
+    shown = _shown(page)
+    assert len(set(shown)) == len(shown) == 3  # distinct texts, so each names its judgment
+    stored = _stored(position)
+    for index, answer in expected.items():
+        assert stored[shown[index - 1]] == answer, f"edited version {index}"
+
+
+def _current(page) -> str:
+    return page.locator("[data-item].cf-current").get_attribute("id")
+
+
+def _open_first_round(live_server, page, rounds=3):
+    campaign = make_labeling_campaign(
+        units=6, training=0, rounds_per_assignment=rounds, gold_rounds_per_assignment=0
+    )
+    page.goto(live_server.url + reverse("join", kwargs={"token": join_token(campaign.id)}))
+    page.get_by_role("button", name="Start").click()
+    page.get_by_role("link", name="Start").click()
+    page.get_by_role("heading", name=f"Round 1 of {rounds}").wait_for()
+
+
+def _saved(page, *indices):
+    for index in indices:
+        page.locator(f"#status-{index}").get_by_text("Saved").wait_for()
+
+
+def test_keyboard_mouse_and_mixed_answers_land_on_the_item_shown(live_server, page):
+    _open_first_round(live_server, page)
+    keys = page.keyboard
+
+    # Keyboard only. Answering an item leaves the marker where it is: J moves it, so
+    # "v 1 j" then a label key answers the second item, never the third.
+    assert _current(page) == "item-1"
+    for key in ("v", "1", "j", "x", "2", "j", "v", "2", "k", "1"):
+        keys.press(key)
+    assert _current(page) == "item-2"
+    _saved(page, 1, 2, 3)
+    page.get_by_text("All answered").wait_for()
+    # The campaign's labels are Negative (key 1) and Positive (key 2).
+    _assert_landed(page, 1, {1: (True, "negative"), 2: (False, "negative"), 3: (True, "positive")})
+    keys.press("Enter")
+
+    # Mouse only, out of order.
+    page.get_by_role("heading", name="Round 2 of 3").wait_for()
+    for index, valid, label in ((3, "Invalid", "Positive"), (1, "Valid", "Negative"),
+                                (2, "Valid", "Positive")):
+        page.locator(f"#item-{index}").get_by_label(valid, exact=True).check()
+        page.locator(f"#item-{index}").get_by_label(label).check()
+        assert _current(page) == f"item-{index}"
+    _saved(page, 1, 2, 3)
+    _assert_landed(page, 2, {1: (True, "negative"), 2: (True, "positive"), 3: (False, "positive")})
+    page.get_by_role("button", name="Submit round").click()
+
+    # Mixed: a click marks its item, keys follow it; a click on the text (not a choice)
+    # moves the marker too.
+    page.get_by_role("heading", name="Round 3 of 3").wait_for()
+    page.locator("#item-2").get_by_label("Valid", exact=True).check()
+    keys.press("1")
+    keys.press("j")
+    keys.press("x")
+    keys.press("2")
+    page.locator("#item-1 .cf-text").click()
+    assert _current(page) == "item-1"
+    keys.press("v")
+    keys.press("2")
+    _saved(page, 1, 2, 3)
+    _assert_landed(page, 3, {1: (True, "positive"), 2: (True, "negative"), 3: (False, "positive")})
+    keys.press("Enter")
+    page.get_by_role("heading", name="Thank you, all rounds are submitted").wait_for()
+    assert page.console_errors == [], page.console_errors
+
+
+def test_back_and_forward_in_a_round_land_on_a_working_page(live_server, page):
+    _open_first_round(live_server, page)
+    round_1 = page.url
+    _answer_by_mouse(page, 3)
+    page.get_by_role("button", name="Submit round").click()
+    page.get_by_role("heading", name="Round 2 of 3").wait_for()
+    page.locator("#item-1").get_by_label("Invalid", exact=True).check()
+    page.locator("#item-1").get_by_label("Positive").check()
+    _saved(page, 1)
+
+    # Back to the submitted round: the server shows where the worker is, with the
+    # answers saved so far, at that round's address, and the page answers keys.
+    page.go_back()
+    page.get_by_role("heading", name="Round 2 of 3").wait_for()
+    page.wait_for_url(round_1.replace("/rounds/1/", "/rounds/2/"))
+    assert page.locator("#item-1").get_by_label("Invalid", exact=True).is_checked()
+    assert _current(page) == "item-2"  # the first one still to answer
+    page.keyboard.press("k")
+    page.keyboard.press("1")
+    assert page.locator("#item-1").get_by_label("Negative").is_checked()
+    shown = _shown(page)[0]
+    for _ in range(50):  # the click's save is on its way
+        if _stored(2).get(shown) == (False, "negative"):
+            break
+        page.wait_for_timeout(100)
+    assert _stored(2)[shown] == (False, "negative")
+
+    # Back again, to the assignment's first address (a whole page): once work has begun,
+    # it leads back to the round; so does Forward.
+    page.go_back()
+    page.get_by_role("heading", name="Round 2 of 3").wait_for()
+    page.go_forward()
+    page.get_by_role("heading", name="Round 2 of 3").wait_for()
+    _answer_by_mouse(page, 3)
+    page.keyboard.press("Enter")
+    page.get_by_role("heading", name="Round 3 of 3").wait_for()
+    assert Round.objects.get(position=2).submitted_at is not None
+    assert page.console_errors == [], page.console_errors

@@ -35,3 +35,11 @@ def test_htmx_requests_carry_the_csrf_token(client, db):
 
 def test_admin_login_page_is_served(client, db):
     assert client.get("/admin/login/").status_code == 200
+
+
+def test_the_favicon_address_leads_to_the_svg_icon(client):
+    # Browsers ask for /favicon.ico after htmx swaps; a 404 there is a console error.
+    response = client.get("/favicon.ico")
+    assert response.status_code == 301
+    assert response["Location"].endswith("favicon.svg")
+    assert client.post("/favicon.ico").status_code == 405

@@ -27,3 +27,15 @@ def test_importing_generation_never_imports_django():
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT, check=False
     )
     assert result.returncode == 0, f"generation imported Django: {result.stdout}{result.stderr}"
+
+
+def test_template_comments_close_on_their_line():
+    # Django's {# ... #} is one line only: a second line shows the comment on the page.
+    root = REPO_ROOT / "templates"
+    unclosed = [
+        f"{path.relative_to(root)}:{number}"
+        for path in root.rglob("*.html")
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        if line.count("{#") != line.count("#}")
+    ]
+    assert unclosed == [], "use {% comment %} for comments over several lines"

@@ -299,6 +299,23 @@ def task_counts() -> dict[str, int]:
     return dict(DBTaskResult.objects.values_list("status").annotate(n=Count("id")))
 
 
+def tasks_wait(seconds: float) -> dict[str, int]:
+    """Wait (reading the task table) until no task is due or running; the counts by status
+    (a READY one left is scheduled for later: the periodic sweep)."""
+    from django.db import connection
+    from django.db.models import Count
+    from django_tasks_db.models import DBTaskResult
+
+    deadline = time.monotonic() + seconds
+    while True:
+        busy = DBTaskResult.objects.ready().exists() or DBTaskResult.objects.running().exists()
+        if not busy or time.monotonic() > deadline:
+            counts = dict(DBTaskResult.objects.values_list("status").annotate(n=Count("id")))
+            connection.close()
+            return counts
+        time.sleep(0.5)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -354,10 +371,14 @@ def main() -> int:
 
     try:
         campaign_id = populate(workers=args.workers, rounds=rounds, k=K)
-        # Quality control runs (and is measured), but its re-queues, which depend on
-        # the random answers, would leave "exactly K per unit" without a fixed K.
+        # Quality control runs (and is measured), but its re-queues and the replacement
+        # of filtered workers' rounds, which depend on the random answers, would leave
+        # "exactly K per unit" without a fixed K: nobody is filtered, nothing re-queued.
         Campaign.objects.filter(pk=campaign_id).update(
             max_requeues=0,
+            min_median_seconds=0,
+            min_gold_share=0,
+            label_distribution_threshold=1,
             training_rounds=extra_rounds,
             gold_rounds_per_assignment=extra_rounds,
         )
@@ -388,9 +409,7 @@ def main() -> int:
             server.wait(timeout=30)
             log.close()
         if tasks is not None:
-            deadline = time.monotonic() + 60
-            while task_counts().get("READY") and time.monotonic() < deadline:
-                time.sleep(0.5)
+            tasks_wait(60)  # the due ones; the quality sweep waits for its time
             tasks.terminate()
             tasks.wait(timeout=30)
         figures = check_database(results + late)

@@ -12,15 +12,25 @@ from half to one and a half times the mean, never timed), and `arrive_after` del
 its first request, so that a crowd arrives over time instead of all at once; with
 `retry_seconds` it retries a request that failed in transit or with a 5xx (a
 restarted server, a dropped database connection) as a patient browser would. Used by
-`bench/labeling.py`, `bench/load.py`, the concurrency and reliability tests; it
-measures the latency of serving, saving and submitting, and keeps every acknowledged
-submit (its URL and answers) so the database can be checked against them.
+`bench/labeling.py`, `bench/load.py`, `bench/crowd_http.py`, the concurrency and
+reliability tests; it measures the latency of serving, saving and submitting, and keeps
+every acknowledged submit (its URL and answers) so the database can be checked against
+them.
+
+Without options it answers at random. A crowd simulation gives it an `answer` policy
+(what it reads, the reference and each counterfactual as the page shows them, to its
+answers), a `round_seconds` pace (each round's time, spread over its decisions), and
+`repeat`: it then takes assignment after assignment, as crowdworkers take HIT after
+HIT, until the join link answers that there is no work left or refuses it, or until
+`stop` is set.
 """
 
 import logging
 import random
 import re
+import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from html import unescape
 
@@ -37,7 +47,22 @@ _LABEL_VALUE = re.compile(r'name="label-1" value="([^"]+)"')
 _BUTTON_LINK = re.compile(r'<a class="button" href="([^"]+)"')
 _CODE = re.compile(r'<output id="completion-code">([^<]+)</output>')
 _ITEM_SAVE = re.compile(r'hx-post="([^"]+/items/\d+/)"')
+_REFERENCE = re.compile(r'<span class="reference-text">(.*?)</span>', re.DOTALL)
+_ITEM_TEXT = re.compile(r'<p class="cf-text">(.*?)</p>', re.DOTALL)
+_REMOVED = re.compile(r"<del>.*?</del>", re.DOTALL)
+_TAG = re.compile(r"<[^>]+>")
+_PAGE_MESSAGE = re.compile(r"<main\b[^>]*>(.*?)</main>", re.DOTALL)
+_WORKER_COOKIE = "cfannotate_worker_"  # the join link's signed cookie, per campaign
 RETRY_STATUSES = {500, 502, 503, 504}
+
+# (reference text, counterfactual text as shown, label values) -> (is_valid, label value)
+AnswerPolicy = Callable[[str, str, Sequence[str]], tuple[bool, str]]
+
+
+def shown_text(fragment: str) -> str:
+    """The text of a marked-up fragment as a reader sees it: struck-through words left out,
+    tags dropped, entities decoded, whitespace collapsed."""
+    return " ".join(unescape(_TAG.sub(" ", _REMOVED.sub(" ", fragment))).split())
 
 
 @dataclass
@@ -54,6 +79,12 @@ class WorkerResult:
     acknowledged: list[tuple[str, dict[str, str]]] = field(default_factory=list)
     retries: int = 0
     errors: list[str] = field(default_factory=list)
+    assignments: int = 0  # assignments started (with `repeat`, possibly many)
+    refused: str = ""  # with `repeat`: why the join link refused more work, other than none left
+    stopped: bool = False  # `stop` was set before the worker ran out of work
+    # The id the server gave this worker (its signed join cookie), when it is not worker_id:
+    # an invitation link names its workers itself.
+    server_worker_id: str = ""
 
 
 class SimulatedWorker:
@@ -70,6 +101,10 @@ class SimulatedWorker:
         retry_seconds: float = 0.0,
         think_seconds: float = 0.0,
         arrive_after: float = 0.0,
+        answer: AnswerPolicy | None = None,
+        round_seconds: Callable[[random.Random], float] | None = None,
+        repeat: bool = False,
+        stop: threading.Event | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.join_path = join_path
@@ -80,6 +115,11 @@ class SimulatedWorker:
         self.retry_seconds = retry_seconds
         self.think_seconds = think_seconds
         self.arrive_after = arrive_after
+        self.answer = answer
+        self.round_seconds = round_seconds
+        self.repeat = repeat
+        self.stop = stop
+        self._pause: float | None = None  # this round's pause per decision, when paced
         self.client = httpx.Client(base_url=self.base_url, timeout=timeout)
 
     def _check(self, response: httpx.Response, *expected: int) -> httpx.Response:
@@ -112,8 +152,13 @@ class SimulatedWorker:
             pause = min(pause * 2, 1.0)
 
     def _think(self) -> None:
-        if self.think_seconds > 0:
+        if self._pause is not None:
+            time.sleep(self._pause)
+        elif self.think_seconds > 0:
             time.sleep(self.think_seconds * self.rng.uniform(0.5, 1.5))
+
+    def _stopping(self) -> bool:
+        return self.stop is not None and self.stop.is_set()
 
     def run(self) -> WorkerResult:
         try:
@@ -126,6 +171,14 @@ class SimulatedWorker:
 
     def _run(self) -> None:
         time.sleep(self.arrive_after)
+        while not self._stopping():
+            if not self._assignment() or not self.repeat:
+                return
+        self.result.stopped = True
+
+    def _assignment(self) -> bool:
+        """Join and do one assignment; False when the worker stops (no work, refused,
+        abandoned, or told to stop)."""
         page = self._check(self._send("GET", self.join_path), 200)
         csrf = _CSRF.search(page.text).group(1)
         joined = self._send(
@@ -137,16 +190,33 @@ class SimulatedWorker:
         )
         if joined.status_code == 409 and "no work left" in joined.text:
             self.result.no_work = True
-            return
+            return False
+        if self.repeat and 400 <= joined.status_code < 500:
+            found = _PAGE_MESSAGE.search(joined.text)
+            message = shown_text(found.group(1) if found else joined.text)[:200]
+            self.result.refused = f"{joined.status_code}: {message}"
+            return False
         step: str | httpx.Response | None = self._check(joined, 302).headers["location"]
+        self.result.assignments += 1
+        self._remember_server_id()
         while step is not None:
             if (
                 self.abandon_after is not None
                 and self.result.rounds_submitted >= self.abandon_after
             ):
                 self.result.abandoned = True
-                return
+                return False
+            if self._stopping():
+                self.result.stopped = True
+                return False
             step = self._step(step)
+        return True
+
+    def _remember_server_id(self) -> None:
+        """The worker id in the join link's cookie (Django signs `value:timestamp:signature`)."""
+        for cookie in self.client.cookies.jar:
+            if cookie.name.startswith(_WORKER_COOKIE) and cookie.value:
+                self.result.server_worker_id = cookie.value.strip('"').rsplit(":", 2)[0]
 
     def _step(self, step: str | httpx.Response) -> str | httpx.Response | None:
         """One page, given by its address or by the answer that holds it already (an htmx
@@ -171,9 +241,20 @@ class SimulatedWorker:
         form_token = _FORM_TOKEN.search(text).group(1)
         data = {"form_token": form_token}
         labels = _LABEL_VALUE.findall(text)
-        for index in range(1, len(_ITEM.findall(text)) + 1):
-            data[f"valid-{index}"] = "valid" if self.rng.random() < 0.8 else "invalid"
-            data[f"label-{index}"] = self.rng.choice(labels)
+        items = len(_ITEM.findall(text))
+        if self.round_seconds is not None:  # the round's time over its decisions and submit
+            self._pause = max(0.0, self.round_seconds(self.rng)) / (items + 1)
+        if self.answer is None:
+            for index in range(1, items + 1):
+                data[f"valid-{index}"] = "valid" if self.rng.random() < 0.8 else "invalid"
+                data[f"label-{index}"] = self.rng.choice(labels)
+        else:
+            found = _REFERENCE.search(text)
+            reference = shown_text(found.group(1)) if found else ""
+            for index, fragment in enumerate(_ITEM_TEXT.findall(text)[:items], start=1):
+                is_valid, label = self.answer(reference, shown_text(fragment), labels)
+                data[f"valid-{index}"] = "valid" if is_valid else "invalid"
+                data[f"label-{index}"] = label
         if self.htmx:
             self._save_items(text, data, form_token)
         else:

@@ -4,6 +4,7 @@ Settings import this module; it must not import Django models or apps.
 """
 
 import os
+import re
 import secrets
 from pathlib import Path
 
@@ -42,6 +43,40 @@ def env_int(name: str, default: int) -> int:
         return int(raw)
     except ValueError:
         raise ImproperlyConfigured(f"{name} must be a whole number, not {raw!r}.") from None
+
+
+RATE_UNITS = {
+    **dict.fromkeys(["s", "sec", "second", "seconds"], 1),
+    **dict.fromkeys(["m", "min", "minute", "minutes"], 60),
+    **dict.fromkeys(["h", "hour", "hours"], 3600),
+    **dict.fromkeys(["d", "day", "days"], 86400),
+}
+RATE_PATTERN = re.compile(r"(?P<count>\d+)/(?P<multiple>\d*)(?P<unit>[a-z]+)")
+RATE_FORMAT = "a rate such as 100/minute or 10/15m (a count, a slash, then s, m, h or d)"
+
+
+def parse_rate(rate: str) -> tuple[int, int]:
+    """A rate such as `100/minute`, `600/h` or `10/15m`: (count, period in seconds).
+
+    DRF's own format plus a multiple of the unit, so "10 per 15 minutes" can be written.
+    """
+    match = RATE_PATTERN.fullmatch(rate.strip().lower().replace(" ", ""))
+    if match and match["unit"] in RATE_UNITS:
+        count, multiple = int(match["count"]), int(match["multiple"] or 1)
+        if count >= 1 and multiple >= 1:
+            return count, multiple * RATE_UNITS[match["unit"]]
+    raise ValueError(f"{rate!r} is not {RATE_FORMAT}")
+
+
+def env_rate(name: str, default: str) -> str:
+    """A rate (see `parse_rate`), checked here so a typo stops the start with one sentence."""
+    raw = os.environ.get(name)
+    rate = default if raw is None or raw.strip() == "" else raw.strip()
+    try:
+        parse_rate(rate)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be {RATE_FORMAT}, not {raw!r}.") from None
+    return rate
 
 
 def secret_key(*, production: bool, state_dir: Path) -> str:

@@ -29,6 +29,7 @@ if PRODUCTION and not ALLOWED_HOSTS:
         "site is served under, comma-separated."
     )
 CSRF_TRUSTED_ORIGINS = environment.env_list("CFANNOTATE_CSRF_TRUSTED_ORIGINS", [])
+BEHIND_PROXY = environment.env_bool("CFANNOTATE_BEHIND_PROXY", False)
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -60,6 +61,7 @@ MIDDLEWARE = [
     "cfannotate.core.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    "cfannotate.core.middleware.HealthCheckMiddleware",  # before CommonMiddleware's host check
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -96,6 +98,18 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# The database cache: the one store every process (gunicorn workers, db_worker) shares,
+# so rate limits hold for the whole site; `migrate` creates its table. "local" is each
+# process's own, for anonymous API requests (cfannotate.core.throttles).
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+        "LOCATION": "cfannotate_cache",
+        "OPTIONS": {"MAX_ENTRIES": 100_000},
+    },
+    "local": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+}
+
 # Background work: the database queue; GPU workers listen on "generation".
 TASKS = {
     "default": {
@@ -103,6 +117,8 @@ TASKS = {
         "QUEUES": ["default", "generation"],
     }
 }
+# While a campaign is open for labeling, quality control sweeps it this often (quality.md §4).
+QUALITY_SWEEP_SECONDS = environment.env_int("CFANNOTATE_QUALITY_SWEEP_SECONDS", 120)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -143,7 +159,7 @@ UPLOAD_DIR = STATE_DIR / "uploads"
 REST_FRAMEWORK = {
     # Token first: a request without credentials gets 401 with `WWW-Authenticate: Token`.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "cfannotate.core.authentication.RateLimitedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -151,7 +167,27 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "cfannotate.core.api_errors.exception_handler",
+    # JSON nested past 64 levels, or holding NaN/Infinity, is a 400 (cfannotate.core.json_input).
+    "DEFAULT_PARSER_CLASSES": [
+        "cfannotate.core.json_input.BoundedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
+    # Rate limits (cfannotate.core.throttles): past them 429 with Retry-After.
+    "DEFAULT_THROTTLE_CLASSES": [
+        "cfannotate.core.throttles.UserThrottle",
+        "cfannotate.core.throttles.AnonymousThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "user": environment.env_rate("CFANNOTATE_API_RATE", "600/minute"),
+        "anon": environment.env_rate("CFANNOTATE_API_RATE_ANONYMOUS", "60/minute"),
+    },
+    # The client's address: REMOTE_ADDR, or behind a proxy the one it appended to X-Forwarded-For.
+    "NUM_PROXIES": 1 if BEHIND_PROXY else 0,
 }
+# Failed logins per username and per address; bad API tokens per address.
+LOGIN_FAILURE_RATE = environment.env_rate("CFANNOTATE_LOGIN_FAILURE_RATE", "10/15m")
+TOKEN_FAILURE_RATE = environment.env_rate("CFANNOTATE_TOKEN_FAILURE_RATE", "10/15m")
 SPECTACULAR_SETTINGS = {
     "TITLE": "cfannotate API",
     "DESCRIPTION": "Campaigns, candidates, labeling and exports for counterfactual datasets.",
@@ -175,6 +211,8 @@ X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 SESSION_COOKIE_HTTPONLY = True
+# The load balancer probes over plain HTTP: /healthz answers it instead of redirecting.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 if PRODUCTION:
     SECURE_SSL_REDIRECT = environment.env_bool("CFANNOTATE_SSL_REDIRECT", True)
     SECURE_HSTS_SECONDS = environment.env_int("CFANNOTATE_HSTS_SECONDS", 31536000)
@@ -182,7 +220,7 @@ if PRODUCTION:
     SECURE_HSTS_PRELOAD = True
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
-    if environment.env_bool("CFANNOTATE_BEHIND_PROXY", False):
+    if BEHIND_PROXY:
         SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 # Crowd platforms (docs/platforms.md). MTurk credentials come from the standard AWS

@@ -27,7 +27,7 @@ urlpatterns = [
     path("healthz", core_views.health, name="health"),
     path("favicon.ico", core_views.favicon, name="favicon"),
     path("accounts/api-token/", core_views.api_token, name="api-token"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", core_views.login, name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("campaigns/", include("cfannotate.campaigns.urls")),
     path("campaigns/", include("cfannotate.candidates.urls")),
@@ -40,5 +40,7 @@ urlpatterns = [
     path("w/", include("cfannotate.labeling.urls")),
     path("join/", include("cfannotate.crowd.urls")),
     path("api/", include(api_patterns)),
+    # Before the admin's own URLs: its sign-in goes through the rate-limited login page.
+    path("admin/login/", core_views.admin_login),
     path("admin/", admin.site.urls),
 ]

@@ -1,30 +1,28 @@
-"""Reading dataset files into plain records for `originals_import`."""
+"""Reading dataset files into plain records for `originals_import` and `gold_rounds_import`.
 
-import json
+A file is read as an upload is (`cfannotate.core.tabular`), so a command says what the
+upload page would: which line is not JSON, which byte is not UTF-8 and how to fix it.
+"""
+
 from pathlib import Path
 
+from django.conf import settings
+
+from cfannotate.core import tabular
 from cfannotate.core.exceptions import InvalidInput
 
 
 def read_jsonl(path: Path) -> list[dict]:
     """Every line one JSON object; a bad line is reported with its number."""
-    records = []
-    errors = {}
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                errors[f"line {number}"] = [f"not valid JSON: {error.msg}"]
-                continue
-            if not isinstance(record, dict):
-                errors[f"line {number}"] = ["each line must be a JSON object"]
-                continue
-            records.append(record)
-    if errors:
+    table = tabular.table_read(
+        file_name=path.name,
+        content=path.read_bytes(),
+        max_bytes=settings.UPLOAD_MAX_BYTES,
+        max_rows=settings.UPLOAD_MAX_ROWS,
+        kind="jsonl",
+    )
+    if table.errors:
         raise InvalidInput(
-            f"{path.name}: {len(errors)} line(s) are not JSON objects.", fields=errors
+            f"{path.name}: {len(table.errors)} line(s) are not JSON objects.", fields=table.errors
         )
-    return records
+    return [row.values for row in table.rows]

@@ -12,6 +12,7 @@ from django import forms
 from cfannotate.campaigns.models import SETTING_STAGES, Campaign, TaskType
 from cfannotate.campaigns.task_templates import template_for
 from cfannotate.core.exceptions import CfannotateError
+from cfannotate.core.json_input import json_loads
 
 MAX_LABEL_LINES = 50
 
@@ -184,7 +185,7 @@ class CampaignSettingsForm(forms.ModelForm):
                     continue
                 raw = (cleaned.get(f"options_{item.name}") or "").strip()
                 try:
-                    options = json.loads(raw) if raw else {}
+                    options = json_loads(raw) if raw else {}
                 except json.JSONDecodeError as error:
                     self.add_error(f"options_{item.name}", f"Not valid JSON: {error.msg}.")
                     continue

@@ -97,7 +97,13 @@ class Campaign(models.Model):
 
     # Quality control (Appendix C.2).
     min_median_seconds = models.FloatField(validators=[MinValueValidator(0.0)], default=18.0)
-    min_gold_correct = models.PositiveSmallIntegerField(default=4)
+    # C.2: "at least 4 gold counterfactuals (out of 6)", as a share (quality.md §1).
+    min_gold_share = models.FloatField(
+        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        default=4 / 6,
+        help_text="Share of the gold counterfactuals a worker must get right (rounded to the "
+        "nearest count: 0.67 of 6 is 4); every gold right always passes.",
+    )
     # With K = 2, any threshold above one half means "both agree" (C.2); after a
     # re-queue, 0.6 lets two of three votes settle a split.
     agreement_threshold = models.FloatField(
@@ -204,7 +210,7 @@ SETTING_STAGES = (
         "Quality control",
         (
             "min_median_seconds",
-            "min_gold_correct",
+            "min_gold_share",
             "agreement_threshold",
             "label_distribution_threshold",
             "bonus_amount",

@@ -1,10 +1,12 @@
 """Writes of campaigns: creation from a task template, and importing originals."""
 
+import math
 import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, models, transaction
 from django.utils.text import slugify
 
 from cfannotate.campaigns.models import (
@@ -19,6 +21,16 @@ from cfannotate.core.exceptions import Conflict, InvalidInput
 
 MAX_TEXT_CHARS = 10_000
 MAX_ROW_ERRORS_REPORTED = 50
+
+# Settings whose text ("NaN", "inf") the model field would read as a number.
+_NUMERIC_SETTINGS = frozenset(
+    name
+    for name in SETTING_FIELDS
+    if isinstance(
+        Campaign._meta.get_field(name),
+        models.IntegerField | models.FloatField | models.DecimalField,
+    )
+)
 
 
 @transaction.atomic
@@ -86,8 +98,48 @@ def _apply_settings(campaign: Campaign, settings: Mapping[str, object]) -> None:
             f"Unknown campaign settings: {', '.join(unknown)}.",
             fields={name: ["Not a campaign setting."] for name in unknown},
         )
+    non_finite = sorted(
+        where for name, value in settings.items() for where in _non_finite(name, value)
+    )
+    if non_finite:
+        raise InvalidInput(
+            f"Numbers must be finite: {', '.join(non_finite)}.",
+            fields={
+                where: ["Must be a finite number, not infinity or NaN."] for where in non_finite
+            },
+        )
     for name, value in settings.items():
         setattr(campaign, name, value)
+
+
+def _non_finite(name: str, value: object) -> list[str]:
+    """Where `value` holds infinity or NaN: `name`, or `name[i].option` inside JSON settings.
+
+    JSON reads 1e999 as infinity, and text such as "NaN" or "inf" becomes one in a
+    numeric field; neither can be compared with a bound nor rendered back as JSON.
+    """
+    if isinstance(value, str):
+        if name not in _NUMERIC_SETTINGS:
+            return []
+        try:
+            return [] if math.isfinite(float(value)) else [name]
+        except ValueError:
+            return []  # not a number at all: the field's own validation says so
+    found = []
+    stack = [(name, value)]  # a loop, as JSON settings nest
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend((f"{where}.{key}", child) for key, child in item.items())
+        elif isinstance(item, list | tuple):
+            stack.extend((f"{where}[{index}]", child) for index, child in enumerate(item))
+        elif isinstance(item, float | Decimal) and not _is_finite(item):
+            found.append(where)
+    return found
+
+
+def _is_finite(number: float | Decimal) -> bool:
+    return number.is_finite() if isinstance(number, Decimal) else math.isfinite(number)
 
 
 @transaction.atomic
@@ -141,6 +193,9 @@ def _label_templates(labels: list[Mapping[str, str]] | None, template) -> list[L
     values = [label.value for label in parsed]
     if len(set(values)) != len(values):
         errors.append("Label values must be distinct.")
+    names = [label.display_name for label in parsed]
+    if len(set(names)) != len(names):
+        errors.append("Label display names must be distinct.")
     if len(parsed) < 2 and not errors:
         errors.append("Give at least two labels.")
     if errors:

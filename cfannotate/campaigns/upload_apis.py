@@ -11,6 +11,7 @@ from rest_framework.views import APIView
 from cfannotate.campaigns.selectors import campaign_get_for_owner
 from cfannotate.campaigns.uploads import originals_upload, upload_preview
 from cfannotate.core import tabular
+from cfannotate.core.json_input import BoundedJSONField
 from cfannotate.core.upload_handlers import LimitedUploadMixin
 
 
@@ -38,7 +39,7 @@ class OriginalUploadApi(LimitedUploadMixin, APIView):
             help_text="CSV or TSV with a header, or JSONL (one object per line); UTF-8, or "
             "UTF-16 with a byte order mark."
         )
-        mapping = serializers.JSONField(
+        mapping = BoundedJSONField(
             required=False,
             binary=True,
             help_text='JSON object: field -> column, e.g. {"text": "review", "label": '

@@ -109,11 +109,12 @@ def original_upload(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     try:
         content = tabular.upload_bytes(upload, max_bytes=settings.UPLOAD_MAX_BYTES)
         preview = upload_preview(campaign=campaign, file_name=upload.name, content=content)
+        # Over the researcher's quota of kept files: Conflict, and nothing is kept.
+        pending = pending_upload_save(
+            content=content, file_name=upload.name, user=request.user, scope=upload_scope(campaign)
+        )
     except CfannotateError as error:
         return _fragment(request, campaign, error=error)
-    pending = pending_upload_save(
-        content=content, file_name=upload.name, user=request.user, scope=upload_scope(campaign)
-    )
     return _fragment(request, campaign, preview=preview, token=pending.token)
 
 

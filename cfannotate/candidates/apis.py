@@ -111,6 +111,12 @@ class CandidateImportApi(APIView):
         imported = serializers.IntegerField()
         kept = serializers.IntegerField()
         originals = serializers.IntegerField()
+        units = serializers.ChoiceField(
+            choices=["building", "caller"],
+            help_text="'building': labeling units are being built in the background; "
+            "labeling can be opened now.",
+        )
+        message = serializers.CharField(help_text="What happens next, in words.")
 
     @extend_schema(
         request={"multipart/form-data": InputSerializer}, responses={201: OutputSerializer}

@@ -164,6 +164,16 @@ class ImportSummary:
     imported: int  # new Candidate rows
     kept: int  # of those, fluent (all of them when fluency was not scored)
     originals: int  # originals they belong to
+    units: str = "building"  # labeling units: "building" in the background, or "caller"
+
+    @property
+    def message(self) -> str:
+        if self.units == "building":
+            return (
+                "Labeling units are being built in the background (usually seconds). "
+                "Labeling can be opened now: workers are served once the units exist."
+            )
+        return "Labeling units are built by the command that imported them."
 
 
 def candidates_import(
@@ -216,6 +226,7 @@ def candidates_import(
         imported=imported,
         kept=annotated.stats.kept,
         originals=len({record.original_key for record in records}),
+        units="building" if queue_selection else "caller",
     )
 
 

@@ -117,8 +117,8 @@ def candidate_import(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse
         return _import_fragment(request, campaign, form, error=error)
     messages.success(
         request,
-        f"Imported {summary.imported} candidates for {summary.originals} originals; "
-        "they are selected into labeling units in the background.",
+        f"Imported {summary.imported} candidates for {summary.originals} originals. "
+        + summary.message,
     )
     if request.htmx:
         return HttpResponseClientRefresh()

@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from cfannotate.core.exceptions import CfannotateError
+from cfannotate.core.throttles import RateLimited
 
 
 def _flatten_fields(detail) -> dict[str, list[str]]:
@@ -56,6 +57,8 @@ def exception_handler(exc, context):
         exc = drf_exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):
         exc = drf_exceptions.PermissionDenied()
+    elif isinstance(exc, drf_exceptions.Throttled) and not isinstance(exc, RateLimited):
+        exc = RateLimited(exc.wait)  # the API's throttles: "...; try again in 42 seconds."
 
     response = drf_exception_handler(exc, context)
     if response is None:

@@ -21,7 +21,8 @@ ERROR_SCHEMA = {
 }
 ERROR_RESPONSE = {
     "description": "The request was refused: malformed input, not signed in, not yours, "
-    "not found, or not allowed in the campaign's current state.",
+    "not found, not allowed in the campaign's current state, or too many requests "
+    "(429, with a Retry-After header in seconds).",
     "content": {
         "application/json": {"schema": {"$ref": f"#/components/schemas/{ERROR_COMPONENT}"}}
     },

@@ -2,6 +2,12 @@
 
 from django.conf import settings
 from django.core import checks
+from rest_framework.authentication import TokenAuthentication
+from rest_framework.parsers import JSONParser
+from rest_framework.settings import api_settings
+
+from cfannotate.core.api_tokens import ApiTokenAuthentication
+from cfannotate.core.json_input import BoundedJSONParser
 
 
 @checks.register(checks.Tags.security, deploy=True)
@@ -27,3 +33,41 @@ def check_production_mode(app_configs, **kwargs):
             )
         )
     return messages
+
+
+@checks.register(checks.Tags.security)
+def check_api_token_authentication(app_configs, **kwargs):
+    """Tokens are stored as digests: a token class that compares plain keys finds none."""
+    plain = [
+        f"{cls.__module__}.{cls.__qualname__}"
+        for cls in api_settings.DEFAULT_AUTHENTICATION_CLASSES
+        if issubclass(cls, TokenAuthentication) and not issubclass(cls, ApiTokenAuthentication)
+    ]
+    return [
+        checks.Warning(
+            f"REST_FRAMEWORK authenticates API tokens with {name}, which looks up plain keys; "
+            "cfannotate stores only their digests, so no token would authenticate.",
+            hint="Use cfannotate.core.api_tokens.ApiTokenAuthentication (or a subclass).",
+            id="cfannotate.W010",
+        )
+        for name in plain
+    ]
+
+
+@checks.register(checks.Tags.security)
+def check_json_parser(app_configs, **kwargs):
+    """A JSON body nested thousands deep must be a 400, not a RecursionError."""
+    unbounded = [
+        f"{cls.__module__}.{cls.__qualname__}"
+        for cls in api_settings.DEFAULT_PARSER_CLASSES
+        if issubclass(cls, JSONParser) and not issubclass(cls, BoundedJSONParser)
+    ]
+    return [
+        checks.Warning(
+            f"REST_FRAMEWORK parses JSON bodies with {name}, which has no bound on nesting: "
+            "a deeply nested body ends in a server error.",
+            hint="Use cfannotate.core.json_input.BoundedJSONParser.",
+            id="cfannotate.W011",
+        )
+        for name in unbounded
+    ]

@@ -1,4 +1,4 @@
-"""Content-Security-Policy on every response.
+"""Content-Security-Policy on every response; the health probe answered before host checks.
 
 Everything is same-origin, nothing may frame us, nothing loads from a CDN. A view
 that must be framed by a crowd platform, or must post a form to one, sets
@@ -9,6 +9,10 @@ through `cfannotate.core.framing`.
 from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse
+
+from cfannotate.core.views import health
+
+HEALTH_PATH = "/healthz"
 
 DEFAULT_POLICY: dict[str, list[str]] = {
     "default-src": ["'self'"],
@@ -41,3 +45,21 @@ class ContentSecurityPolicyMiddleware:
             overrides = getattr(response, "csp_overrides", None)
             response["Content-Security-Policy"] = build_policy(overrides)
         return response
+
+
+class HealthCheckMiddleware:
+    """Answers `/healthz` before CommonMiddleware validates the Host header.
+
+    A load balancer probes each instance by its own address (`Host: 10.0.3.7`), which is
+    no allowed host, and would get 400; the probe's answer names no host, so nothing is
+    lost by skipping the check. It sits after SecurityMiddleware, whose
+    SECURE_REDIRECT_EXEMPT keeps the plain-HTTP probe from being redirected to HTTPS.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.path_info == HEALTH_PATH:
+            return health(request)
+        return self.get_response(request)

@@ -4,14 +4,18 @@ from django.db.models import Count
 from cfannotate.core.exceptions import CfannotateError
 from cfannotate.crowd.models import (
     AssignmentReview,
+    BlockScope,
     InvitationLink,
     MTurkHit,
+    PersonalLink,
     PlatformAction,
     Publication,
     Worker,
+    WorkerBlock,
     WorkerStatus,
 )
 from cfannotate.crowd.review import worker_block
+from cfannotate.crowd.services import personal_link_revoke
 
 
 @admin.register(Worker)
@@ -29,15 +33,54 @@ class WorkerAdmin(admin.ModelAdmin):
     def assignment_count(self, obj: Worker) -> int:
         return getattr(obj, "_assignment_count", None) or obj.assignments.count()
 
-    @admin.action(description="Block here and on their platform")
+    @admin.action(
+        description="Block everywhere (administrator): every researcher's campaigns and "
+        "the platform"
+    )
     def block_workers(self, request, queryset):
         for worker in queryset.exclude(status=WorkerStatus.BLOCKED):
             try:
-                worker_block(worker=worker, reason=f"Blocked by {request.user.get_username()}.")
+                worker_block(
+                    worker=worker,
+                    reason=f"Blocked by {request.user.get_username()}.",
+                    scope=BlockScope.EVERYWHERE,
+                    by=request.user,
+                )
             except CfannotateError as error:
                 self.message_user(request, f"{worker}: {error.message}", messages.ERROR)
             else:
-                self.message_user(request, f"Blocked {worker}.", messages.SUCCESS)
+                self.message_user(
+                    request,
+                    f"Blocked {worker} everywhere: in every researcher's campaigns and on "
+                    "their platform.",
+                    messages.SUCCESS,
+                )
+
+
+@admin.register(WorkerBlock)
+class WorkerBlockAdmin(admin.ModelAdmin):
+    """Researchers' blocks (their campaigns, or one); blocks everywhere are on the worker."""
+
+    list_display = ["worker", "scope", "researcher", "campaign", "reason", "created_at"]
+    list_filter = ["scope"]
+    search_fields = ["worker__external_id", "reason"]
+    raw_id_fields = ["worker", "researcher", "campaign", "created_by"]
+    readonly_fields = ["created_at"]
+
+
+@admin.register(PersonalLink)
+class PersonalLinkAdmin(admin.ModelAdmin):
+    list_display = ["worker", "campaign", "expires_at", "revoked_at", "created_at"]
+    search_fields = ["worker__external_id", "campaign__name"]
+    raw_id_fields = ["worker", "campaign", "created_by"]
+    # Revoking also rotates the worker pages' token: only the action does both.
+    readonly_fields = ["revoked_at", "created_at"]
+    actions = ["revoke_links"]
+
+    @admin.action(description="Revoke (the link and the worker pages it opened stop working)")
+    def revoke_links(self, request, queryset):
+        revoked = sum(personal_link_revoke(link=link) for link in queryset)
+        self.message_user(request, f"Revoked {revoked} personal link(s).", messages.SUCCESS)
 
 
 class MTurkHitInline(admin.TabularInline):

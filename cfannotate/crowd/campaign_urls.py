@@ -22,6 +22,16 @@ urlpatterns = [
         views.link_close_view,
         name="crowd-link-close",
     ),
+    path(
+        "<int:campaign_id>/platforms/personal-links/",
+        views.personal_link_create_view,
+        name="crowd-personal-link-create",
+    ),
+    path(
+        "<int:campaign_id>/platforms/personal-links/<int:link_id>/revoke/",
+        views.personal_link_revoke_view,
+        name="crowd-personal-link-revoke",
+    ),
     path("<int:campaign_id>/platforms/sync/", views.sync_view, name="crowd-sync"),
     path(
         "<int:campaign_id>/platforms/assignments/<int:assignment_id>/approve/",

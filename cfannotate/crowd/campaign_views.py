@@ -1,6 +1,8 @@
 """The crowd block of the campaign page: publish on MTurk or Prolific, invitation links,
-status sync, and review buttons (approve, reject, bonus, block). htmx fragments; every
-view checks that the campaign is the researcher's own and calls one service."""
+personal links, status sync, and review buttons (approve, reject, bonus, block). htmx
+fragments; every view checks that the campaign is the researcher's own and calls one
+service. A researcher's block keeps the worker out of their own campaigns (or this one)
+only; blocking everywhere is an administrator's action."""
 
 import secrets
 from collections.abc import Callable
@@ -10,23 +12,26 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from cfannotate.campaigns.selectors import campaign_get_for_owner
 from cfannotate.core.exceptions import CfannotateError, InvalidInput, NotFound
 from cfannotate.core.htmx import HtmxHttpRequest
 from cfannotate.crowd import review
+from cfannotate.crowd.blocks import blocks_in
 from cfannotate.crowd.forms import (
     ApproveForm,
     BlockForm,
     BonusForm,
     InvitationLinkForm,
     MTurkPublishForm,
+    PersonalLinkForm,
     ProlificStudyForm,
     RejectForm,
     form_error_message,
 )
-from cfannotate.crowd.models import InvitationLink, Platform, Worker
+from cfannotate.crowd.models import BlockScope, InvitationLink, PersonalLink, Worker
 from cfannotate.crowd.providers import public_base_url
 from cfannotate.crowd.publishing import (
     entry_url,
@@ -37,16 +42,28 @@ from cfannotate.crowd.publishing import (
 from cfannotate.crowd.selectors import (
     assignments_needed,
     links_of,
+    personal_links_of,
     publications_of,
     recent_actions,
     review_queue,
 )
-from cfannotate.crowd.services import invitation_link_close, invitation_link_create
-from cfannotate.crowd.tokens import link_token
+from cfannotate.crowd.services import (
+    invitation_link_close,
+    invitation_link_create,
+    personal_link_create,
+    personal_link_revoke,
+)
+from cfannotate.crowd.tokens import link_token, personal_link_token
 from cfannotate.labeling.models import Assignment
 
 FRAGMENT = "crowd/_campaign_platforms.html"
 PAGE = "crowd/platforms.html"
+# What the review queue says of a blocked worker, seen from this campaign.
+BLOCK_BADGES = {
+    BlockScope.EVERYWHERE: "blocked everywhere (administrator)",
+    BlockScope.RESEARCHER: "blocked from your campaigns",
+    BlockScope.CAMPAIGN: "blocked from this campaign",
+}
 
 
 def platforms_context(request, campaign, **extra) -> dict:
@@ -59,13 +76,24 @@ def platforms_context(request, campaign, **extra) -> dict:
         (link, base_url + reverse("join-link", kwargs={"token": link_token(link.id)}))
         for link in links_of(campaign)
     ]
+    personal_links = [
+        (link, base_url + reverse("join-personal", kwargs={"token": _personal_token(link)}))
+        for link in personal_links_of(campaign)
+    ]
+    assignments = review_queue(campaign)
+    blocked = blocks_in(campaign, {assignment.worker_id for assignment in assignments})
     # Each bonus form carries its own token, so a double click pays once.
-    queue = [(assignment, secrets.token_hex(16)) for assignment in review_queue(campaign)]
+    queue = [
+        (assignment, secrets.token_hex(16), BLOCK_BADGES.get(blocked.get(assignment.worker_id)))
+        for assignment in assignments
+    ]
     needed = assignments_needed(campaign)
     return {
         "campaign": campaign,
         "publications": publications,
         "links": links,
+        "personal_links": personal_links,
+        "now": timezone.now(),
         "queue": queue,
         "actions": recent_actions(campaign),
         "mturk_form": MTurkPublishForm(
@@ -80,9 +108,16 @@ def platforms_context(request, campaign, **extra) -> dict:
             auto_id="prolific_%s",
         ),
         "link_form": InvitationLinkForm(auto_id="link_%s"),
+        "personal_link_form": PersonalLinkForm(auto_id="personal_%s"),
         "https": base_url.startswith("https://"),
         **extra,
     }
+
+
+def _personal_token(link: PersonalLink) -> str:
+    return personal_link_token(
+        link_id=link.id, worker=link.worker.external_id, expires_at=link.expires_at
+    )
 
 
 def _render(request, campaign, *, status: int = 200, **extra) -> HttpResponse:
@@ -188,6 +223,36 @@ def link_close_view(request, campaign, link_id: int):
 
 
 @campaign_action
+def personal_link_create_view(request, campaign):
+    form = _valid(PersonalLinkForm(request.POST, auto_id="personal_%s"))
+    link = personal_link_create(
+        campaign=campaign,
+        worker_name=form.cleaned_data["worker"],
+        days=form.cleaned_data["days"],
+        created_by=request.user,
+    )
+    return (
+        f"Created a personal link for {link.worker.external_id}, valid until "
+        f"{link.expires_at:%Y-%m-%d %H:%M} UTC. Send it to them only: it opens their work.",
+        [],
+    )
+
+
+@campaign_action
+def personal_link_revoke_view(request, campaign, link_id: int):
+    link = PersonalLink.objects.select_related("worker").filter(pk=link_id, campaign=campaign)
+    link = link.first()
+    if link is None:
+        raise NotFound(f"No personal link {link_id} in this campaign.")
+    personal_link_revoke(link=link)
+    return (
+        f"Revoked the personal link of {link.worker.external_id}: it and the task pages it "
+        "opened no longer work.",
+        [],
+    )
+
+
+@campaign_action
 def sync_view(request, campaign):
     report = platform_sync(campaign=campaign)
     return f"Status synced: {report.summary()}", report.problems
@@ -229,6 +294,18 @@ def block_view(request, campaign, worker_id: int):
     worker = Worker.objects.filter(pk=worker_id, assignments__campaign=campaign).first()
     if worker is None:
         raise NotFound(f"No worker {worker_id} in this campaign.")
-    review.worker_block(worker=worker, reason=form.cleaned_data["reason"])
-    where = "" if worker.platform == Platform.LINK else " and on the platform"
-    return f"Blocked worker {worker.external_id} here{where}.", []
+    scope = form.cleaned_data["scope"]
+    review.worker_block(
+        worker=worker,
+        reason=form.cleaned_data["reason"],
+        scope=scope,
+        campaign=campaign,
+        by=request.user,
+    )
+    where = "this campaign" if scope == BlockScope.CAMPAIGN else "all your campaigns"
+    return (
+        f"Blocked worker {worker.external_id} from {where}. Other researchers' campaigns "
+        "are not affected, and nothing is sent to the platform (its block would cover "
+        "every researcher here; ask an administrator for that).",
+        [],
+    )

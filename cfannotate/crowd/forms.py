@@ -4,8 +4,10 @@ from decimal import Decimal
 
 from django import forms
 
+from cfannotate.crowd.models import BlockScope
 from cfannotate.crowd.providers.mturk import MTurkOptions
 from cfannotate.crowd.providers.prolific import ProlificOptions
+from cfannotate.crowd.services import MAX_PERSONAL_LINK_DAYS, PERSONAL_LINK_DAYS
 
 
 class MTurkPublishForm(forms.Form):
@@ -105,6 +107,18 @@ class InvitationLinkForm(forms.Form):
     )
 
 
+class PersonalLinkForm(forms.Form):
+    worker = forms.CharField(
+        label="Worker", max_length=120, help_text="Their name or id; it labels their judgments."
+    )
+    days = forms.IntegerField(
+        label="Valid for (days)",
+        min_value=1,
+        max_value=MAX_PERSONAL_LINK_DAYS,
+        initial=PERSONAL_LINK_DAYS,
+    )
+
+
 class ApproveForm(forms.Form):
     feedback = forms.CharField(max_length=1024, required=False)
 
@@ -121,6 +135,19 @@ class BonusForm(forms.Form):
 
 class BlockForm(forms.Form):
     reason = forms.CharField(max_length=1024)
+    # A researcher blocks from their own campaigns only; blocking everywhere is an
+    # administrator's action (the admin site).
+    scope = forms.ChoiceField(
+        choices=[
+            (BlockScope.RESEARCHER, "All my campaigns"),
+            (BlockScope.CAMPAIGN, "This campaign only"),
+        ],
+        initial=BlockScope.RESEARCHER,
+        required=False,
+    )
+
+    def clean_scope(self) -> str:
+        return self.cleaned_data["scope"] or BlockScope.RESEARCHER
 
 
 def form_error_message(form: forms.Form) -> str:

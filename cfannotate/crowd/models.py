@@ -1,6 +1,8 @@
 """Crowdworkers and the platforms they come from: publications, invitation links, the action log.
 
-A worker is known by their platform and that platform's id for them. A campaign is
+A worker is known by their platform and that platform's id for them. An administrator's
+block (`Worker.status`) keeps a worker out of the whole site; a researcher's block
+(`WorkerBlock`) keeps them out of that researcher's campaigns, or of one. A campaign is
 *published* on MTurk (a HIT type and its HITs) or Prolific (a study), or handed out
 through invitation links. Every call cfannotate makes to a platform on a worker's
 behalf (approve, reject, bonus, block) is a `PlatformAction` row, written before the
@@ -21,12 +23,21 @@ class Platform(models.TextChoices):
 
 class WorkerStatus(models.TextChoices):
     ACTIVE = "active", "Active"
-    BLOCKED = "blocked", "Blocked"
+    BLOCKED = "blocked", "Blocked everywhere (administrator)"
+
+
+class BlockScope(models.TextChoices):
+    """Where a block keeps a worker out. Only an administrator blocks everywhere."""
+
+    EVERYWHERE = "everywhere", "Everywhere (administrator)"
+    RESEARCHER = "researcher", "All campaigns of the researcher"
+    CAMPAIGN = "campaign", "One campaign"
 
 
 class Worker(models.Model):
     platform = models.CharField(max_length=20, choices=Platform.choices)
     external_id = models.CharField(max_length=200, help_text="The platform's worker id.")
+    # An administrator's block: every researcher's campaigns, and the platform's own block.
     status = models.CharField(
         max_length=20, choices=WorkerStatus.choices, default=WorkerStatus.ACTIVE
     )
@@ -160,6 +171,111 @@ class InvitationLink(models.Model):
     @property
     def remaining(self) -> int | None:
         return None if self.quota is None else max(self.quota - self.uses, 0)
+
+
+class PersonalLink(models.Model):
+    """A link for one named worker of one campaign: signed, valid until `expires_at`, revocable.
+
+    Its token (`tokens.personal_link_token`) names the link and the worker; revoking the
+    link here makes the token worthless, however well it is signed.
+    """
+
+    campaign = models.ForeignKey(
+        "campaigns.Campaign", on_delete=models.CASCADE, related_name="personal_links"
+    )
+    worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="personal_links")
+    expires_at = models.DateTimeField()
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["campaign", "-created_at"]
+        constraints = [
+            # A new link for the same worker replaces the old one (revoked first).
+            models.UniqueConstraint(
+                fields=["campaign", "worker"],
+                condition=Q(revoked_at__isnull=True),
+                name="personal_link_one_live_per_worker",
+            ),
+            models.CheckConstraint(
+                condition=Q(expires_at__gt=F("created_at")), name="personal_link_expires_later"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"personal link of {self.worker} for campaign {self.campaign_id}"
+
+
+class WorkerBlock(models.Model):
+    """A researcher's block: no new work in their campaigns (`researcher` scope) or in one.
+
+    Recorded here only: MTurk's and Prolific's own blocks cover every researcher who
+    publishes through this site, so only an administrator's block (`Worker.status`) is
+    sent to the platform.
+    """
+
+    worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="blocks")
+    scope = models.CharField(
+        max_length=20,
+        choices=[
+            (BlockScope.RESEARCHER, BlockScope.RESEARCHER.label),
+            (BlockScope.CAMPAIGN, BlockScope.CAMPAIGN.label),
+        ],
+    )
+    researcher = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="worker_blocks",
+        help_text="Whose campaigns the worker is kept out of (a campaign's owner).",
+    )
+    campaign = models.ForeignKey(
+        "campaigns.Campaign",
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="worker_blocks",
+        help_text="Campaign scope only: the one campaign.",
+    )
+    reason = models.TextField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(Q(scope=BlockScope.RESEARCHER) & Q(campaign__isnull=True))
+                | (Q(scope=BlockScope.CAMPAIGN) & Q(campaign__isnull=False)),
+                name="worker_block_scope_matches_campaign",
+            ),
+            models.UniqueConstraint(
+                fields=["worker", "researcher"],
+                condition=Q(scope=BlockScope.RESEARCHER),
+                name="worker_block_once_per_researcher",
+            ),
+            models.UniqueConstraint(
+                fields=["worker", "campaign"],
+                condition=Q(scope=BlockScope.CAMPAIGN),
+                name="worker_block_once_per_campaign",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        where = f"campaign {self.campaign_id}" if self.campaign_id else "researcher's campaigns"
+        return f"{self.worker} blocked from {where}"
 
 
 class ReviewDecision(models.TextChoices):

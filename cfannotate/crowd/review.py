@@ -10,6 +10,11 @@ after, and every refusal, failed check or unreachable platform raises a
 whose message says what happened. Invitation-link workers have no platform: decisions
 are recorded here only (outcome "local"). Repeating a decision that is already in place
 does nothing; `worker_bonus` pays at most once per `unique_token`.
+
+A block has a scope (`BlockScope`). A researcher's block (their campaigns, or one) is
+recorded here only: MTurk's `CreateWorkerBlock` and Prolific's blocklist group act for
+the whole requester account, that is for every researcher on this site. Only an
+administrator's block (`EVERYWHERE`) is also sent to the platform.
 """
 
 from datetime import timedelta
@@ -19,10 +24,13 @@ from django.conf import settings
 from django.db import IntegrityError
 from django.utils import timezone
 
+from cfannotate.campaigns.models import Campaign
 from cfannotate.core.exceptions import CfannotateError, Conflict, InvalidInput
+from cfannotate.crowd.blocks import worker_blocked_in_scope
 from cfannotate.crowd.models import (
     ActionKind,
     ActionOutcome,
+    BlockScope,
     PlatformAction,
     ReviewDecision,
     Worker,
@@ -223,13 +231,43 @@ def worker_bonus(
     )
 
 
-def worker_block(*, worker: Worker, reason: str) -> None:
-    """Block a worker here (no new assignments; work in progress ends) and on the platform."""
+def worker_block(
+    *,
+    worker: Worker,
+    reason: str,
+    scope: str,
+    campaign: Campaign | None = None,
+    by=None,
+) -> None:
+    """Block a worker: no new assignments in the scope, and their work in progress there ends.
+
+    `scope`: `BlockScope.RESEARCHER` (every campaign of `campaign`'s owner) or
+    `CAMPAIGN` (that campaign), recorded here only; `EVERYWHERE`, an administrator's
+    block, also on the worker's platform.
+    """
     reason = _message(reason, field="reason", required=True)
-    worker_block_local(worker=worker, reason=reason)
+    if scope != BlockScope.EVERYWHERE:
+        if worker_blocked_in_scope(worker=worker, scope=scope, campaign=campaign):
+            return
+        worker_block_local(worker=worker, reason=reason, scope=scope, campaign=campaign, by=by)
+        platform_action_finish(
+            action=platform_action_begin(
+                platform=worker.platform,
+                action=ActionKind.BLOCK,
+                campaign=campaign,
+                worker=worker,
+                message=reason,
+            ),
+            outcome=ActionOutcome.LOCAL,
+            response={"scope": scope},
+        )
+        return
+    worker_block_local(worker=worker, reason=reason, scope=scope, by=by)
+    # Administrators' blocks are the ones logged without a campaign.
     done = PlatformAction.objects.filter(
         worker=worker,
         action=ActionKind.BLOCK,
+        campaign__isnull=True,
         outcome__in=[ActionOutcome.SUCCEEDED, ActionOutcome.LOCAL],
     )
     if done.exists():

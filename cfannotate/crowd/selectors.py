@@ -1,5 +1,5 @@
-"""Reads for the crowd stage: a campaign's publications, links, review queue and action log,
-and the example round a platform's preview shows."""
+"""Reads for the crowd stage: a campaign's publications, links, personal links, review queue
+and action log, and the example round a platform's preview shows."""
 
 import math
 from dataclasses import dataclass
@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from django.db.models import F, QuerySet, Sum
 
 from cfannotate.campaigns.models import Campaign
-from cfannotate.crowd.models import InvitationLink, PlatformAction, Publication
+from cfannotate.crowd.models import InvitationLink, PersonalLink, PlatformAction, Publication
 from cfannotate.labeling.highlight import Segment, change_segments
 from cfannotate.labeling.models import (
     Assignment,
@@ -27,6 +27,10 @@ def publications_of(campaign: Campaign) -> QuerySet[Publication]:
 
 def links_of(campaign: Campaign) -> QuerySet[InvitationLink]:
     return campaign.invitation_links.order_by("-created_at")
+
+
+def personal_links_of(campaign: Campaign) -> QuerySet[PersonalLink]:
+    return campaign.personal_links.select_related("worker").order_by("-created_at")
 
 
 def review_queue(campaign: Campaign, limit: int = REVIEW_QUEUE_SIZE) -> list[Assignment]:

@@ -1,24 +1,32 @@
 """Writes on workers and platforms: register workers, bind entries to assignments, invitation
-links with quotas, review decisions, blocking, and the log of platform actions."""
+links with quotas, personal links, review decisions, blocking, and the log of platform
+actions."""
 
-from datetime import datetime
+import re
+from datetime import datetime, timedelta
 
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
 from cfannotate.campaigns.models import Campaign
-from cfannotate.core.exceptions import Conflict, Forbidden, InvalidInput
+from cfannotate.core.exceptions import Conflict, Expired, Forbidden, InvalidInput
+from cfannotate.crowd.blocks import WorkerBlocked, raise_if_blocked
 from cfannotate.crowd.models import (
     ActionOutcome,
     AssignmentReview,
+    BlockScope,
     InvitationLink,
+    PersonalLink,
     Platform,
     PlatformAction,
     Worker,
+    WorkerBlock,
     WorkerStatus,
 )
+from cfannotate.crowd.tokens import BAD_LINK, new_nonce, personal_link_token_read
 from cfannotate.labeling.assignments import (
+    AssignmentInFlight,
     assignment_return,
     assignment_start,
     assignments_expire,
@@ -28,6 +36,12 @@ from cfannotate.labeling.models import Assignment, AssignmentState
 
 MAX_EXTERNAL_ID = 200
 MAX_LINK_QUOTA = 100_000
+# Anonymous invitation-link workers get `link-` and a random id (`views._join`); the
+# prefix is theirs alone, so no personal link can name one of them.
+ANONYMOUS_PREFIX = "link-"
+ANONYMOUS_ID = re.compile(r"^link-[A-Za-z0-9_-]{16}$")
+PERSONAL_LINK_DAYS = 30
+MAX_PERSONAL_LINK_DAYS = 365
 
 
 def worker_get_or_create(*, platform: str, external_id: str) -> Worker:
@@ -51,7 +65,7 @@ def worker_get_or_create(*, platform: str, external_id: str) -> Worker:
             # Another request registered the same worker a moment ago.
             worker = Worker.objects.get(platform=platform, external_id=external_id)
     if worker.status == WorkerStatus.BLOCKED:
-        raise Forbidden("This worker account cannot take tasks in this project.")
+        raise WorkerBlocked(BlockScope.EVERYWHERE)
     return worker
 
 
@@ -61,28 +75,54 @@ def worker_get_or_create(*, platform: str, external_id: str) -> Worker:
 def assignment_enter(
     *, campaign: Campaign, worker: Worker, platform_assignment_id: str, platform_task_id: str
 ) -> Assignment:
-    """The assignment for a platform's (worker, assignment id): resumed, re-bound or new.
+    """The assignment bound to a platform's session (MTurk assignmentId, Prolific SESSION_ID).
 
-    1. The platform assignment was seen before: the same worker resumes it (a reload, or
-       MTurk re-opening the HIT); anyone else is refused.
-    2. The worker has work in progress under another platform assignment (they returned
-       the HIT and accepted another one): the work moves to the new platform assignment,
-       whose submission is the one that will count.
+    1. The session was seen before: the same worker on the same HIT or study resumes it
+       (a reload, or MTurk re-opening the HIT); anyone else is refused.
+    2. The worker has work in progress under another session: refused with
+       `SessionInFlight`. A worker id proves nothing (anyone can type one into the
+       URL), so work never moves from one session to another.
     3. Otherwise a new assignment starts, bound to these ids.
     """
     ids = {"platform_assignment_id": platform_assignment_id, "platform_task_id": platform_task_id}
     assignments_expire(campaign=campaign)
     found = _bound_assignment(campaign=campaign, worker=worker, **ids)
     if found is not None:
+        # The same session: its work in progress (a block ended any in its scope), or the
+        # completion page of work already submitted, which must still reach the platform.
         return found
+    raise_if_blocked(worker=worker, campaign=campaign)
     try:
         return assignment_start(campaign=campaign, worker=worker, **ids)
     except IntegrityError:
-        # A second request with the same ids (a double load) started it a moment ago.
+        # A second request started an assignment a moment ago: with the same ids (a
+        # double load) it is resumed; with other ids it is a second session, refused.
         found = _bound_assignment(campaign=campaign, worker=worker, **ids)
         if found is None:
             raise Conflict("This task was opened twice at once. Reload the page.") from None
         return found
+    except AssignmentInFlight:
+        raise SessionInFlight(worker.platform, campaign) from None
+
+
+class SessionInFlight(AssignmentInFlight):
+    """The worker's assignment in this campaign belongs to another platform session."""
+
+    title = "This task is open in another session"
+
+    def __init__(self, platform: str, campaign: Campaign) -> None:
+        session = {
+            Platform.MTURK: "another MTurk assignment (another HIT you accepted)",
+            Platform.PROLIFIC: "another Prolific session",
+        }.get(platform, "another session")
+        super().__init__(
+            f"Your worker account already has this task in progress in {session}. Work "
+            "never moves from one session to another, so finish it in the session where "
+            "you started it. If you returned that one, this one can start once the work "
+            f"is released: after {campaign.lease_minutes} minutes without activity, or "
+            "sooner when the researcher syncs with the platform. If you never started "
+            "this task, someone else used your worker id: contact the researcher."
+        )
 
 
 def _bound_assignment(
@@ -102,14 +142,9 @@ def _bound_assignment(
                 )
             raise_if_expired(previous)
             return previous
-        active = locked.filter(
-            campaign=campaign, worker=worker, state=AssignmentState.ACTIVE
-        ).first()
-        if active is not None:
-            active.platform_assignment_id = platform_assignment_id
-            active.platform_task_id = platform_task_id
-            active.save(update_fields=["platform_assignment_id", "platform_task_id"])
-        return active
+        if locked.filter(campaign=campaign, worker=worker, state=AssignmentState.ACTIVE).exists():
+            raise SessionInFlight(worker.platform, campaign)
+        return None
 
 
 # --- Invitation links --------------------------------------------------------------------------
@@ -165,6 +200,7 @@ def link_enter(*, campaign: Campaign, worker: Worker, link: InvitationLink | Non
 
 def _link_enter(*, campaign: Campaign, worker: Worker, link: InvitationLink | None) -> Assignment:
     with transaction.atomic():
+        raise_if_blocked(worker=worker, campaign=campaign)
         if link is not None:
             link = InvitationLink.objects.select_for_update().get(pk=link.pk)
             if link.campaign_id != campaign.id or not link.is_active:
@@ -186,6 +222,121 @@ def _link_enter(*, campaign: Campaign, worker: Worker, link: InvitationLink | No
         return assignment_start(campaign=campaign, worker=worker)
 
 
+# --- Personal links ----------------------------------------------------------------------------
+
+
+def personal_link_create(
+    *, campaign: Campaign, worker_name: str, days: int = PERSONAL_LINK_DAYS, created_by=None
+) -> PersonalLink:
+    """A personal link for the worker called `worker_name`, valid for `days` days.
+
+    The name becomes the worker's id (a worker who entered under that name before
+    resumes their work). A worker has one live personal link per campaign: a new one
+    replaces the old, which is revoked.
+    """
+    worker_name = (worker_name or "").strip()
+    if worker_name.startswith(ANONYMOUS_PREFIX):
+        raise InvalidInput(
+            f"Names starting with {ANONYMOUS_PREFIX!r} are kept for anonymous workers.",
+            fields={"worker": ["Reserved prefix."]},
+        )
+    if not isinstance(days, int) or not 1 <= days <= MAX_PERSONAL_LINK_DAYS:
+        raise InvalidInput(
+            f"A personal link is valid for 1 to {MAX_PERSONAL_LINK_DAYS} days.",
+            fields={"days": ["Out of range."]},
+        )
+    with transaction.atomic():
+        worker = worker_get_or_create(platform=Platform.LINK, external_id=worker_name)
+        for old in PersonalLink.objects.filter(
+            campaign=campaign, worker=worker, revoked_at__isnull=True
+        ):
+            personal_link_revoke(link=old)
+        now = timezone.now()
+        link = PersonalLink(
+            campaign=campaign,
+            worker=worker,
+            expires_at=now + timedelta(days=days),
+            created_by=created_by,
+        )
+        link.full_clean(exclude=["created_by", "created_at"])
+        link.save()
+    return link
+
+
+def personal_link_revoke(*, link: PersonalLink) -> bool:
+    """Revoke a personal link: its token stops working, and so do the worker pages it opened.
+
+    The worker's assignment in progress stays theirs (a new personal link resumes it),
+    but its page token is rotated, so whoever holds the old pages' addresses is out.
+    Returns False when the link was revoked already.
+    """
+    with transaction.atomic():
+        revoked = PersonalLink.objects.filter(pk=link.pk, revoked_at__isnull=True).update(
+            revoked_at=timezone.now()
+        )
+        if revoked:
+            active = Assignment.objects.select_for_update().filter(
+                campaign_id=link.campaign_id, worker_id=link.worker_id, state=AssignmentState.ACTIVE
+            )
+            for assignment in active:
+                assignment.token_nonce = new_nonce()
+                assignment.save(update_fields=["token_nonce"])
+    link.refresh_from_db(fields=["revoked_at"])
+    return bool(revoked)
+
+
+class PersonalLinkRevoked(Forbidden):
+    title = "This personal link was withdrawn"
+
+
+class PersonalLinkExpired(Expired):
+    title = "This personal link has expired"
+
+
+def personal_link_read(token: str, *, now: datetime | None = None) -> PersonalLink:
+    """The personal link a token names, if it still works; a clear refusal otherwise.
+
+    The signature proves we made the token; the database says whether the link is still
+    live (revocation) and until when (expiry, also in the token).
+    """
+    claim = personal_link_token_read(token)
+    link = (
+        PersonalLink.objects.select_related("campaign", "worker")
+        .filter(id=claim.link_id, worker__external_id=claim.worker)
+        .first()
+    )
+    if link is None:
+        raise Forbidden(BAD_LINK)
+    if link.revoked_at is not None:
+        raise PersonalLinkRevoked(
+            "The researcher withdrew this personal link. Ask them for a new one if you "
+            "should still work on this task."
+        )
+    now = now or timezone.now()
+    if now >= min(link.expires_at, claim.expires_at):
+        raise PersonalLinkExpired(
+            f"This personal link was valid until {link.expires_at:%Y-%m-%d %H:%M} UTC. "
+            "Ask the researcher who sent it for a new one; work you saved is kept."
+        )
+    return link
+
+
+def personal_link_enter(*, link: PersonalLink) -> Assignment:
+    """Start or resume the named worker's assignment through their personal link."""
+    with transaction.atomic():
+        # Locked, so a revocation at this moment either comes first (refused) or waits
+        # and then rotates the token of the assignment this entry hands out.
+        live = (
+            PersonalLink.objects.select_for_update()
+            .filter(pk=link.pk, revoked_at__isnull=True, expires_at__gt=timezone.now())
+            .values_list("id", flat=True)
+            .first()
+        )
+        if live is None:
+            raise PersonalLinkRevoked("This personal link no longer works. Ask for a new one.")
+        return link_enter(campaign=link.campaign, worker=link.worker, link=None)
+
+
 # --- Reviews and blocks ------------------------------------------------------------------------
 
 
@@ -199,15 +350,53 @@ def assignment_review_record(
     return review
 
 
-def worker_block_local(*, worker: Worker, reason: str) -> int:
-    """Block the worker here: no new assignments, and work in progress goes back to the pool.
+def worker_block_local(
+    *,
+    worker: Worker,
+    reason: str,
+    scope: str,
+    campaign: Campaign | None = None,
+    by=None,
+) -> int:
+    """Block the worker here: no new assignments in the scope, work in progress there ends.
 
-    Returns how many assignments in progress were ended.
+    `scope` is `BlockScope.EVERYWHERE` (an administrator's block: every researcher's
+    campaigns), `RESEARCHER` (every campaign of `campaign`'s owner) or `CAMPAIGN` (that
+    campaign only). Returns how many assignments in progress were ended.
     """
-    Worker.objects.filter(pk=worker.pk).update(status=WorkerStatus.BLOCKED, blocked_reason=reason)
-    worker.status, worker.blocked_reason = WorkerStatus.BLOCKED, reason
+    in_progress = Assignment.objects.filter(worker=worker, state=AssignmentState.ACTIVE)
+    if scope == BlockScope.EVERYWHERE:
+        Worker.objects.filter(pk=worker.pk).update(
+            status=WorkerStatus.BLOCKED, blocked_reason=reason
+        )
+        worker.status, worker.blocked_reason = WorkerStatus.BLOCKED, reason
+    elif scope in (BlockScope.RESEARCHER, BlockScope.CAMPAIGN):
+        if campaign is None:
+            raise InvalidInput(
+                "A researcher's block names the campaign it was made from.",
+                fields={"campaign": ["Required."]},
+            )
+        block_campaign = campaign if scope == BlockScope.CAMPAIGN else None
+        try:
+            with transaction.atomic():
+                WorkerBlock.objects.create(
+                    worker=worker,
+                    scope=scope,
+                    researcher_id=campaign.owner_id,
+                    campaign=block_campaign,
+                    reason=reason,
+                    created_by=by,
+                )
+        except IntegrityError:
+            pass  # blocked there already
+        if scope == BlockScope.CAMPAIGN:
+            in_progress = in_progress.filter(campaign=campaign)
+        else:
+            in_progress = in_progress.filter(campaign__owner_id=campaign.owner_id)
+    else:
+        raise InvalidInput(f"Unknown block scope {scope!r}.", fields={"scope": ["Unknown."]})
     ended = 0
-    for assignment in Assignment.objects.filter(worker=worker, state=AssignmentState.ACTIVE):
+    for assignment in in_progress:
         try:
             assignment_return(assignment=assignment)
             ended += 1

@@ -11,14 +11,21 @@ a form token derived from the same nonce, which a forged cross-site request cann
 
 A worker id in a platform's URL is not proof of anything. At entry the platform's ids
 (worker, assignment, HIT or study) are stored on the assignment and a digest of them
-goes into the token (`b`): a token minted for one platform assignment stops working
-when the assignment is re-bound to another, and approval and payment check the same
-ids against the platform's API (`cfannotate/crowd/providers.md`).
+goes into the token (`b`): an assignment is never bound to another platform session
+(`services.assignment_enter` refuses a second one), a token for other ids than the
+assignment's is refused, and approval and payment check the same ids against the
+platform's API (`cfannotate/crowd/providers.md`).
+
+A personal invitation link names one worker: its token is signed with its own salt over
+the link's id, the worker's id and the link's expiry, so a name typed into a URL
+(`?worker=...`) is never taken as anyone's identity. The token alone is not enough: the
+link it names must still be in the database, unrevoked and unexpired.
 """
 
 import hmac
 import secrets
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from django.core import signing
 from django.utils.crypto import salted_hmac
@@ -31,6 +38,7 @@ JOIN_SALT = "cfannotate.crowd.join"
 LINK_SALT = "cfannotate.crowd.link"
 ENTRY_SALT = "cfannotate.crowd.entry"
 BINDING_SALT = "cfannotate.crowd.binding"
+PERSONAL_LINK_SALT = "cfannotate.crowd.personal-link"
 BAD_LINK = "This link is not valid. Open the task again from the page that sent you here."
 
 
@@ -143,4 +151,38 @@ def entry_token_read(token: str) -> int:
     try:
         return int(signing.Signer(salt=ENTRY_SALT).unsign_object(token)["p"])
     except (signing.BadSignature, KeyError, TypeError, ValueError):
+        raise Forbidden(BAD_LINK) from None
+
+
+@dataclass(frozen=True)
+class PersonalLinkClaim:
+    link_id: int
+    worker: str  # the worker's id (`Worker.external_id`) the link was made for
+    expires_at: datetime
+
+
+def personal_link_token(*, link_id: int, worker: str, expires_at: datetime) -> str:
+    """The token of a personal link: the link, its worker and its expiry, signed."""
+    payload = {"p": link_id, "w": worker, "e": int(expires_at.timestamp())}
+    return signing.Signer(salt=PERSONAL_LINK_SALT).sign_object(payload)
+
+
+def personal_link_token_read(token: str) -> PersonalLinkClaim:
+    """What a personal link's token says; Forbidden when it is unsigned or tampered with."""
+    try:
+        payload = signing.Signer(salt=PERSONAL_LINK_SALT).unsign_object(token)
+        return PersonalLinkClaim(
+            link_id=int(payload["p"]),
+            worker=str(payload["w"]),
+            expires_at=datetime.fromtimestamp(int(payload["e"]), tz=UTC),
+        )
+    except (
+        signing.BadSignature,
+        KeyError,
+        TypeError,
+        ValueError,
+        AttributeError,
+        OverflowError,
+        OSError,
+    ):
         raise Forbidden(BAD_LINK) from None

@@ -11,5 +11,6 @@ urlpatterns = [
         name="crowd-entry",
     ),
     path("link/<str:token>/", views.join_link, name="join-link"),
+    path("personal/<str:token>/", views.join_personal, name="join-personal"),
     path("<str:token>/", views.join, name="join"),
 ]

@@ -1,10 +1,13 @@
-"""Where workers come in: invitation links, and the entry URLs that MTurk and Prolific open.
+"""Where workers come in: invitation links, personal links, and the entry URLs that MTurk and
+Prolific open.
 
-An invitation link's worker id comes from the link (`?worker=...`, for researchers who
-hand out personal links) or is a random id kept in a signed cookie, so the same browser
-resumes its assignment and never gets a unit it has already seen. Platform entries take
-the platform's URL parameters instead and never set a cookie: MTurk shows them in an
-iframe, where browsers block third-party cookies.
+A worker who opens a campaign's link or a named link is anonymous: a random id kept in a
+signed, per-campaign cookie, so the same browser resumes its assignment and never gets a
+unit it has already seen. A name in the URL (`?worker=NAME`) is never taken as an
+identity: it is ignored, and the page says so. A named worker comes in through their
+personal link, whose signed token names them (`services.personal_link_read`). Platform
+entries take the platform's URL parameters instead and never set a cookie: MTurk shows
+them in an iframe, where browsers block third-party cookies.
 """
 
 import secrets
@@ -28,6 +31,7 @@ from cfannotate.core.exceptions import (
 from cfannotate.crowd.models import InvitationLink, Platform, Publication
 from cfannotate.crowd.providers import Preview, allow_platform_framing, provider_for
 from cfannotate.crowd.selectors import preview_example
+from cfannotate.crowd.services import ANONYMOUS_ID, ANONYMOUS_PREFIX, personal_link_read
 from cfannotate.crowd.tokens import (
     entry_token_read,
     join_token_read,
@@ -84,17 +88,26 @@ def _link(token: str) -> InvitationLink:
     return link
 
 
+def _anonymous_worker_id(request: HttpRequest, cookie: str) -> str | None:
+    """The anonymous worker this browser was given for the campaign, if any.
+
+    Only ids this site makes count: a cookie holding a name (set by entries through
+    `?worker=NAME` before names stopped being trusted) starts a new anonymous worker.
+    """
+    worker_id = request.get_signed_cookie(cookie, default=None, salt=COOKIE_SALT)
+    return worker_id if worker_id and ANONYMOUS_ID.match(worker_id) else None
+
+
 def _join(request: HttpRequest, campaign: Campaign, link: InvitationLink | None) -> HttpResponse:
     cookie = COOKIE_PREFIX + str(campaign.id)
-    worker_id = request.GET.get("worker") or request.get_signed_cookie(
-        cookie, default=None, salt=COOKIE_SALT
-    )
+    worker_id = _anonymous_worker_id(request, cookie)
     if request.method == "GET":
         if link is not None and link.remaining == 0 and not worker_id:
             # Say it before anyone clicks Start; a returning worker may still resume.
             raise Conflict(f"This invitation link is used up: it was for {link.quota} assignments.")
-        return TemplateResponse(request, "crowd/join.html", {"campaign": campaign})
-    worker_id = worker_id or "link-" + secrets.token_urlsafe(12)
+        context = {"campaign": campaign, "name_ignored": "worker" in request.GET}
+        return TemplateResponse(request, "crowd/join.html", context)
+    worker_id = worker_id or ANONYMOUS_PREFIX + secrets.token_urlsafe(12)
     outcome = provider_for(Platform.LINK).entry(
         source=link or campaign, params={"worker": worker_id}
     )
@@ -129,6 +142,25 @@ def join_link(request: HttpRequest, token: str) -> HttpResponse:
     try:
         link = _link(token)
         return _join(request, link.campaign, link)
+    except CfannotateError as error:
+        return _error_page(request, error)
+
+
+@never_cache
+@_methods("GET", "POST")
+def join_personal(request: HttpRequest, token: str) -> HttpResponse:
+    """A worker's personal link: it starts or resumes that worker's assignment, nobody else's.
+
+    It sets no cookie: the link itself is how its worker comes back, and revoking it
+    must leave nothing behind that still works.
+    """
+    try:
+        link = personal_link_read(token)
+        if request.method == "GET":
+            context = {"campaign": link.campaign, "personal": link}
+            return TemplateResponse(request, "crowd/join.html", context)
+        outcome = provider_for(Platform.LINK).entry(source=link, params={})
+        return redirect("worker-start", token=worker_token(outcome.assignment))
     except CfannotateError as error:
         return _error_page(request, error)
 

@@ -1,37 +1,60 @@
-"""Reading an uploaded JSONL file (one JSON object per line) of predictions or training rows."""
+"""Reading an uploaded JSONL file (one JSON object per line) of predictions or training rows.
 
-import json
+The file is read as every upload is (`cfannotate.core.tabular`), so it is refused for
+the same reasons in the same words: too large, not UTF-8 (with how to fix that), not
+JSON; every bad line is named, and nothing is kept of a file with one.
+"""
 
+from cfannotate.core import tabular
 from cfannotate.core.exceptions import InvalidInput
 
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
+# Predictions cover every original and candidate of a campaign; the byte limit binds first.
+MAX_UPLOAD_ROWS = 1_000_000
+LINES_NAMED = 50
 
 
 def jsonl_rows(upload, *, field: str) -> list[dict]:
-    """The objects of an uploaded JSONL file; any problem names the line and `field`."""
-
-    def refuse(problem: str) -> InvalidInput:
-        return InvalidInput(
-            f"The {field.replace('_', ' ')} file is invalid: {problem}", fields={field: [problem]}
-        )
-
-    if upload.size > MAX_UPLOAD_BYTES:
-        raise refuse(f"it is larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MB.")
+    """The objects of an uploaded JSONL file (Django's UploadedFile), for the form `field`."""
     try:
-        text = upload.read().decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise refuse("it is not UTF-8 text; save it as JSONL (UTF-8).") from None
-    rows = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise refuse(f"line {number} is not JSON ({error.msg}).") from None
-        if not isinstance(row, dict):
-            raise refuse(f"line {number} is not a JSON object.")
-        rows.append(row)
-    if not rows:
-        raise refuse("it holds no rows.")
-    return rows
+        content = tabular.upload_bytes(upload, max_bytes=MAX_UPLOAD_BYTES)
+    except InvalidInput as error:
+        raise _for_field(error, field) from None
+    return jsonl_records(file_name=upload.name, content=content, field=field)
+
+
+def jsonl_records(
+    *, file_name: str, content: bytes, field: str, max_bytes: int = MAX_UPLOAD_BYTES
+) -> list[dict]:
+    """The objects of a JSONL file; any problem is InvalidInput on `field`, naming the lines."""
+    try:
+        table = tabular.table_read(
+            file_name=file_name,
+            content=content,
+            max_bytes=max_bytes,
+            max_rows=MAX_UPLOAD_ROWS,
+            kind="jsonl",
+        )
+    except InvalidInput as error:
+        raise _for_field(error, field) from None
+    if table.errors:
+        lines = len(table.errors)
+        first, problems = next(iter(table.errors.items()))
+        more = f" ({lines - 1} more line{'s' if lines > 2 else ''} below)" if lines > 1 else ""
+        raise _for_field(
+            InvalidInput(f"{first}: {' '.join(problems)}{more}", fields=table.errors), field
+        )
+    return [row.values for row in table.rows]
+
+
+def _for_field(error: InvalidInput, field: str) -> InvalidInput:
+    """The file's error on the form or option `field`, each problem with its place."""
+    problems = [
+        problem if where == "file" else f"{where}: {problem}"
+        for where, notes in error.fields.items()
+        for problem in notes
+    ]
+    return InvalidInput(
+        f"The {field.replace('_', ' ')} file is refused: {error.message}",
+        fields={field: problems[:LINES_NAMED] or [error.message]},
+    )

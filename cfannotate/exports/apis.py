@@ -40,7 +40,9 @@ class ExportApi(APIView):
             OpenApiParameter("kind", str, OpenApiParameter.PATH, enum=list(EXPORT_KINDS)),
             OpenApiParameter("format", str, enum=list(FORMATS), default=DEFAULT_FORMAT),
             OpenApiParameter(
-                "include_gold", bool, description="Judgments only: add the gold rounds' ones."
+                "include_gold",
+                bool,
+                description="Judgments only: add the gold and training rounds' ones.",
             ),
         ],
         responses={

@@ -208,8 +208,11 @@ def _original_row(counterfactual: Row) -> Row:
 
 
 def judgment_rows(campaign: Campaign, *, include_gold: bool = False) -> Iterator[Row]:
-    """Every submitted judgment of real rounds (and gold rounds), oldest round first."""
-    kinds = [RoundKind.REAL, RoundKind.GOLD] if include_gold else [RoundKind.REAL]
+    """Every submitted judgment of real rounds, oldest round first; with `include_gold`,
+    of the hidden gold and the training rounds too (`round_kind` tells them apart)."""
+    kinds = [RoundKind.REAL]
+    if include_gold:
+        kinds += [RoundKind.GOLD, RoundKind.TRAINING]
     worker_qualified = WorkerQuality.objects.filter(
         campaign=campaign, worker_id=OuterRef("round__worker_id")
     ).values("qualified")[:1]

@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from cfannotate.campaigns.models import Campaign, CampaignStatus
 from cfannotate.core.exceptions import Conflict, Expired
+from cfannotate.crowd.blocks import raise_if_blocked
 from cfannotate.crowd.models import Worker
 from cfannotate.crowd.tokens import new_nonce
 from cfannotate.labeling.models import (
@@ -26,17 +27,28 @@ from cfannotate.labeling.models import (
     Round,
     RoundKind,
 )
+from cfannotate.quality.models import WorkerQuality
 from cfannotate.quality.tasks import assess_assignment_on_commit
 
 
 class NoWorkLeft(Conflict):
     """Every unit is claimed up to K or was already seen by this worker."""
 
+    title = "No work right now"
+
+
+class AssignmentInFlight(Conflict):
+    """The worker has an assignment in progress here, bound to another platform session."""
+
 
 # How long a claimer waits for units that other claimers hold locked but may not fill.
 CLAIM_PATIENCE_SECONDS = 3.0
 CLAIM_RETRY_SECONDS = 0.02
 NO_WORK_LEFT = "There is no work left in this task for you right now. Thank you for your help!"
+FILTERED = (
+    "There is no more work in this task for you: your answers on the check rounds did not "
+    "meet this task's quality bar. Thank you for your time."
+)
 
 
 def _lease_end(campaign: Campaign, now: datetime) -> datetime:
@@ -95,6 +107,20 @@ def _gold_rounds_for(campaign: Campaign, worker: Worker, kind: str, count: int, 
     return rng.sample(ids, min(count, len(ids)))
 
 
+def _plan_body(unit_ids: list[int], gold_ids: list[int], rng) -> list[tuple[str, int]]:
+    """Real rounds in claim order, each gold round inserted at a random place among the
+    first half of them (rounded up), so the worker's verdict comes before they have done
+    half the work. The trade-off: the last rounds are never gold, which a worker could
+    learn over many assignments; within the first half, gold is placed uniformly, and a
+    gold round reads like any other (quality.md §4)."""
+    body: list[tuple[str, int]] = [(RoundKind.REAL, unit_id) for unit_id in unit_ids]
+    early = (len(unit_ids) + 1) // 2
+    for gold_id in gold_ids:
+        body.insert(rng.randint(0, early), (RoundKind.GOLD, gold_id))
+        early += 1  # a later gold round may land before or after an earlier one
+    return body
+
+
 def assignment_active_for(*, campaign: Campaign, worker: Worker) -> Assignment | None:
     return Assignment.objects.filter(
         campaign=campaign, worker=worker, state=AssignmentState.ACTIVE
@@ -113,14 +139,19 @@ def assignment_start(
     """The worker's active assignment in this campaign, or a new one with units claimed.
 
     A new assignment is: the training round(s), then the real rounds with the hidden
-    gold rounds at random positions among them.
+    gold rounds at random positions in their first half (`_plan_body`).
     """
     now = now or timezone.now()
     rng = rng or random.SystemRandom()
-    # 1. A worker coming back (reload, other device, platform re-entry) resumes.
+    # 1. A worker coming back (reload, other device, the same platform session) resumes.
     assignments_expire(campaign=campaign, now=now)
     existing = assignment_active_for(campaign=campaign, worker=worker)
     if existing is not None:
+        if platform_assignment_id and existing.platform_assignment_id != platform_assignment_id:
+            # Never hand one session's work to another: a worker id proves nothing.
+            raise AssignmentInFlight(
+                "This task is already in progress in another session of your worker account."
+            )
         return existing
     if platform_assignment_id:
         previous = Assignment.objects.filter(
@@ -133,6 +164,9 @@ def assignment_start(
             )
     if campaign.status != CampaignStatus.LABELING:
         raise Conflict("This task is not open for labeling right now. Please try again later.")
+    # A worker the quality filters removed gets no more work here (quality.md §4).
+    if WorkerQuality.objects.filter(campaign=campaign, worker=worker, qualified=False).exists():
+        raise NoWorkLeft(FILTERED)
 
     with transaction.atomic():
         # 2. Units first: without any, there is no assignment.
@@ -155,10 +189,8 @@ def assignment_start(
             token_nonce=new_nonce(),
             lease_expires_at=_lease_end(campaign, now),
         )
-        # 3. The plan: training first, then real rounds with gold ones mixed in at random.
-        body: list[tuple[str, int]] = [(RoundKind.REAL, unit_id) for unit_id in unit_ids]
-        for gold_id in gold_ids:
-            body.insert(rng.randint(0, len(body)), (RoundKind.GOLD, gold_id))
+        # 3. The plan: training first, then real rounds with gold ones mixed in.
+        body = _plan_body(unit_ids, gold_ids, rng)
         plan = [(RoundKind.TRAINING, gold_id) for gold_id in training_ids] + body
         Round.objects.bulk_create(
             Round(
@@ -187,6 +219,34 @@ def _release_unsubmitted_units(assignment: Assignment) -> int:
         LabelingUnit.objects.filter(id=unit_id).update(claims=F("claims") - 1)
         for unit_id in sorted(unit_ids)
     )
+
+
+def assignment_finish_early(*, assignment_id: int, now: datetime | None = None) -> int:
+    """Withdraw the rounds of an assignment in progress that were not shown yet (the
+    quality filters removed its worker); their units go back to the pool. When nothing
+    is left to submit, the assignment ends as submitted. Returns the rounds withdrawn."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        assignment = (
+            Assignment.objects.select_for_update()
+            .filter(id=assignment_id, state=AssignmentState.ACTIVE)
+            .first()
+        )
+        if assignment is None:
+            return 0
+        unshown = assignment.rounds.filter(served_at__isnull=True, submitted_at__isnull=True)
+        unit_ids = sorted(unshown.filter(kind=RoundKind.REAL).values_list("unit_id", flat=True))
+        _, deleted = unshown.delete()
+        withdrawn = deleted.get(Round._meta.label, 0)
+        for unit_id in unit_ids:  # in id order, as expiries release them
+            LabelingUnit.objects.filter(id=unit_id).update(claims=F("claims") - 1)
+        if not assignment.rounds.filter(submitted_at__isnull=True).exists():
+            assignment.state = AssignmentState.SUBMITTED
+            assignment.submitted_at = now
+            assignment.completion_code = completion_code()
+            assignment.save(update_fields=["state", "submitted_at", "completion_code"])
+            assess_assignment_on_commit(assignment.id)
+    return withdrawn
 
 
 def assignment_expire(*, assignment_id: int, now: datetime | None = None) -> bool:
@@ -276,6 +336,8 @@ def raise_if_expired(assignment: Assignment) -> None:
     if assignment.state == AssignmentState.EXPIRED:
         raise Expired(expired_message(assignment))
     if assignment.state == AssignmentState.RETURNED:
+        # A block ends work in progress the same way; the worker is told which it was.
+        raise_if_blocked(worker=assignment.worker, campaign=assignment.campaign)
         raise Expired("You returned this assignment. Start a new one from the task link.")
 
 

@@ -646,4 +646,10 @@ def _submit(locked: Assignment, plan: _Plan, round_: Round, now: datetime) -> Su
         locked.save(update_fields=["state", "submitted_at", "completion_code"])
         # Quality control catches up in the background (C.2 filters, the vote, re-queues).
         assess_assignment_on_commit(locked.id)
+    elif round_.kind == RoundKind.GOLD and not any(
+        later.kind == RoundKind.GOLD and later.submitted_at is None for later in plan.rounds
+    ):
+        # The assignment's gold is all answered: the worker's verdict need not wait for
+        # the end, and a worker the filters remove is served no more rounds.
+        assess_assignment_on_commit(locked.id)
     return _outcome(locked, plan, round_)

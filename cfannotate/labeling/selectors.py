@@ -1,11 +1,20 @@
 """Reads across the labeling stage: progress of a campaign's units and assignments."""
 
+import math
 from dataclasses import dataclass
 
 from django.db.models import Count, F, Q, Sum
 
 from cfannotate.campaigns.models import Campaign
-from cfannotate.labeling.models import Assignment, AssignmentState, GoldKind, LabelingUnit
+from cfannotate.labeling.models import (
+    Assignment,
+    AssignmentState,
+    GoldKind,
+    GoldRound,
+    LabelingUnit,
+    Round,
+    RoundKind,
+)
 
 
 @dataclass(frozen=True)
@@ -76,4 +85,66 @@ def gold_rounds_of(campaign: Campaign, *, kind: str | None = None):
         .prefetch_related(Prefetch("items", queryset=items))
         .annotate(times_given=Count("rounds"))
         .order_by("-created_at", "-id")
+    )
+
+
+@dataclass(frozen=True)
+class GoldCoverage:
+    """How far the hidden gold goes: a worker never sees a gold round twice."""
+
+    gold_rounds: int  # active hidden gold rounds
+    per_assignment: int
+    assignments_needed: int  # about, to give every unit the judgments it still needs
+    workers_out_of_gold: int  # workers who have seen every active gold round
+
+    @property
+    def assignments_per_worker(self) -> int:
+        """Assignments a worker can take with a full set of gold rounds."""
+        return self.gold_rounds // self.per_assignment if self.per_assignment else 0
+
+    @property
+    def runs_short(self) -> bool:
+        """A single worker could take more assignments than the gold covers."""
+        return self.per_assignment > 0 and self.assignments_needed > self.assignments_per_worker
+
+    @property
+    def message(self) -> str:
+        if not self.per_assignment:
+            return "Assignments carry no gold round: workers are judged on time alone."
+        if not self.gold_rounds:
+            return "There is no active gold round: workers are judged on time alone."
+        text = (
+            f"{self.gold_rounds} gold round{'s' if self.gold_rounds != 1 else ''}, "
+            f"{self.per_assignment} per assignment: each worker's first "
+            f"{self.assignments_per_worker} assignment(s) carry a full set; the units need "
+            f"about {self.assignments_needed} more assignment(s) in all. A worker who has "
+            "seen every gold round still gets assignments, without gold, and their earlier "
+            "verdicts stand."
+        )
+        if self.workers_out_of_gold:
+            text += (
+                f" {self.workers_out_of_gold} worker(s) have seen every gold round: add gold "
+                "rounds to keep checking them."
+            )
+        return text
+
+
+def gold_coverage(campaign: Campaign) -> GoldCoverage:
+    gold_rounds = GoldRound.objects.filter(
+        campaign=campaign, kind=GoldKind.GOLD, is_active=True
+    ).count()
+    wanted = LabelingUnit.objects.filter(campaign=campaign).aggregate(
+        n=Sum(F("judgments_needed") - F("completed"))
+    )["n"]
+    seen = (
+        Round.objects.filter(assignment__campaign=campaign, kind=RoundKind.GOLD)
+        .values("worker_id")
+        .annotate(seen=Count("gold_round_id", distinct=True))
+        .filter(seen__gte=gold_rounds)
+    )
+    return GoldCoverage(
+        gold_rounds=gold_rounds,
+        per_assignment=campaign.gold_rounds_per_assignment,
+        assignments_needed=math.ceil(max(wanted or 0, 0) / campaign.rounds_per_assignment),
+        workers_out_of_gold=seen.count() if gold_rounds else 0,
     )

@@ -5,26 +5,39 @@ from django.db import transaction
 from cfannotate.campaigns.models import Campaign, CampaignStatus
 from cfannotate.core.exceptions import Conflict
 from cfannotate.labeling.models import GoldKind, GoldRound, LabelingUnit
+from cfannotate.labeling.selectors import gold_coverage
+from cfannotate.labeling.tasks import units_build_pending
+from cfannotate.quality.tasks import sweep_schedule_on_commit
 
 
 @transaction.atomic
 def labeling_open(*, campaign: Campaign) -> list[str]:
     """Open the campaign to workers; returns warnings the researcher should read."""
-    if not LabelingUnit.objects.filter(campaign=campaign).exists():
-        raise Conflict("There is nothing to label yet: generate and select candidates first.")
     if campaign.status == CampaignStatus.FINISHED:
         raise Conflict("This campaign is finished; it cannot be opened again.")
     warnings = []
+    if not LabelingUnit.objects.filter(campaign=campaign).exists():
+        if not units_build_pending(campaign.pk):
+            raise Conflict("There is nothing to label yet: generate and select candidates first.")
+        # Opening queues behind the build: workers are served once units exist.
+        warnings.append(
+            "Labeling units are still being built from the candidates; workers who arrive "
+            "before they are ready are told to come back in a moment."
+        )
     gold = GoldRound.objects.filter(campaign=campaign, is_active=True)
     if gold.filter(kind=GoldKind.GOLD).count() < campaign.gold_rounds_per_assignment:
         warnings.append(
             f"Fewer active gold rounds than the {campaign.gold_rounds_per_assignment} each "
             "assignment hides: workers get fewer, and the gold filter sees less."
         )
+    coverage = gold_coverage(campaign)
+    if coverage.runs_short:
+        warnings.append(coverage.message)
     if campaign.training_rounds and not gold.filter(kind=GoldKind.TRAINING).exists():
         warnings.append("No training round exists: assignments start without one.")
     Campaign.objects.filter(pk=campaign.pk).update(status=CampaignStatus.LABELING)
     campaign.status = CampaignStatus.LABELING
+    sweep_schedule_on_commit(campaign.id)  # re-queues go on without anyone asking
     return warnings
 
 

@@ -14,6 +14,11 @@ urlpatterns = [
         name="api-quality-refresh",
     ),
     path(
+        "campaigns/<int:campaign_id>/labels/",
+        apis.CandidateLabelListApi.as_view(),
+        name="api-candidate-labels",
+    ),
+    path(
         "campaigns/<int:campaign_id>/decisions/",
         apis.DecisionListApi.as_view(),
         name="api-decision-list",

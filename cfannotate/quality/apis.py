@@ -15,7 +15,12 @@ from cfannotate.core.api_lists import choice_param, paginated_response
 from cfannotate.core.exceptions import NotFound
 from cfannotate.quality.decisions import decision_update, decisions_apply
 from cfannotate.quality.models import DecisionAction, DecisionState, WorkerDecision
-from cfannotate.quality.selectors import decisions_for, quality_report
+from cfannotate.quality.selectors import (
+    LABEL_STATES,
+    decisions_for,
+    kept_labels_for,
+    quality_report,
+)
 from cfannotate.quality.services import quality_refresh
 
 
@@ -58,6 +63,36 @@ class SummarySerializer(serializers.Serializer):
     has_gold = serializers.BooleanField()
 
 
+@extend_schema_serializer(component_name="GoldCoverage")
+class GoldCoverageSerializer(serializers.Serializer):
+    gold_rounds = serializers.IntegerField()
+    per_assignment = serializers.IntegerField()
+    assignments_per_worker = serializers.IntegerField()
+    assignments_needed = serializers.IntegerField()
+    workers_out_of_gold = serializers.IntegerField()
+    message = serializers.CharField()
+
+
+class RuleEffectSerializer(serializers.Serializer):
+    rule = serializers.CharField()
+    setting = serializers.CharField(help_text="Its name on the settings page.")
+    workers = serializers.IntegerField(help_text="Workers it removed (maybe with others).")
+    alone = serializers.IntegerField(help_text="Workers it removed and no other rule did.")
+    careful_alone = serializers.IntegerField(
+        help_text="Of those, workers with at least 80 % of their gold right."
+    )
+    judgments = serializers.IntegerField(help_text="Real-round judgments set aside.")
+
+
+@extend_schema_serializer(component_name="FilterEffects")
+class FilterEffectsSerializer(serializers.Serializer):
+    rules = RuleEffectSerializer(many=True)
+    decided = serializers.IntegerField()
+    waiting = serializers.IntegerField()
+    capped = serializers.IntegerField()
+    hints = serializers.ListField(child=serializers.CharField())
+
+
 @extend_schema_serializer(component_name="QualityReport")
 class ReportSerializer(serializers.Serializer):
     summary = SummarySerializer()
@@ -66,6 +101,8 @@ class ReportSerializer(serializers.Serializer):
     validity_agreement = AgreementSerializer()
     workers = WorkerQualitySerializer(many=True)
     round_seconds = serializers.ListField(child=serializers.FloatField())
+    gold_coverage = GoldCoverageSerializer()
+    effects = FilterEffectsSerializer()
 
 
 class QualityReportApi(APIView):
@@ -172,3 +209,43 @@ class DecisionsApplyApi(APIView):
         campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
         applied, failed = decisions_apply(campaign=campaign)
         return Response({"applied": applied, "failed": failed})
+
+
+@extend_schema_serializer(component_name="CandidateLabel")
+class CandidateLabelSerializer(serializers.Serializer):
+    candidate = serializers.IntegerField(source="candidate_id")
+    original_id = serializers.CharField(source="candidate.original.external_id")
+    text = serializers.CharField(source="candidate.text")
+    kept = serializers.BooleanField()
+    label = serializers.CharField(source="label.value", allow_null=True)
+    is_valid = serializers.BooleanField(allow_null=True)
+    needs_more = serializers.BooleanField()
+    votes = serializers.IntegerField(help_text="Submitted judgments, every worker's.")
+    qualified_votes = serializers.IntegerField(help_text="From workers who passed the filters.")
+    agreement = serializers.FloatField(help_text="Share of qualified votes on the top label.")
+    dawid_skene_label = serializers.CharField(source="ds_label.value", allow_null=True)
+    dawid_skene_confidence = serializers.FloatField(source="ds_confidence", allow_null=True)
+    updated_at = serializers.DateTimeField()
+
+
+class CandidateLabelListApi(APIView):
+    """Each voted counterfactual's kept label, its votes and their agreement."""
+
+    pagination_class = PageNumberPagination
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "state",
+                enum=LABEL_STATES,
+                required=False,
+                description="kept; needs_more (waiting for votes); discarded (no label).",
+            )
+        ],
+        responses=CandidateLabelSerializer(many=True),
+    )
+    def get(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        state = choice_param(request, "state", LABEL_STATES)
+        labels = kept_labels_for(campaign, state=state)
+        return paginated_response(self, request, labels, CandidateLabelSerializer)

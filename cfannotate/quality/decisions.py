@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from cfannotate.campaigns.models import Campaign
 from cfannotate.core.exceptions import CfannotateError, Conflict, InvalidInput
+from cfannotate.crowd.models import BlockScope
 from cfannotate.labeling.models import Assignment, AssignmentState
 from cfannotate.quality.models import (
     DecisionAction,
@@ -263,7 +264,15 @@ def _send(review, decision: WorkerDecision) -> None:
             unique_token=f"cfannotate-bonus-{decision.id}",
         )
     else:
-        review.worker_block(worker=decision.worker, reason=decision.reason)
+        # A researcher's block: their campaigns only, never other researchers' (nor the
+        # platform's account-wide block, which only an administrator sends).
+        review.worker_block(
+            worker=decision.worker,
+            reason=decision.reason,
+            scope=BlockScope.RESEARCHER,
+            campaign=decision.campaign,
+            by=decision.decided_by,
+        )
 
 
 def decisions_apply(*, campaign: Campaign) -> tuple[int, int]:

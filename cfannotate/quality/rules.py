@@ -2,12 +2,14 @@
 
 C.2 keeps a worker "whose median labeling time per round was more than 18 seconds and
 [who] correctly labeled at least 4 gold counterfactuals (out of 6), or who correctly
-labeled all gold ones regardless of the time spent". §4.2 adds "filters on label
-distributions"; here a worker is flagged when the total-variation distance between
-their labels and everyone else's in the campaign exceeds a threshold. The numbers are
-campaign settings; nothing here touches the database.
+labeled all gold ones regardless of the time spent", the 6 being the two gold rounds of
+one assignment; here the 4 of 6 is a share of the gold answered. §4.2 adds
+"filters on label distributions"; here a worker is flagged when the total-variation
+distance between their labels and everyone else's in the campaign exceeds a threshold.
+The numbers are campaign settings; nothing here touches the database.
 """
 
+import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -16,12 +18,13 @@ from dataclasses import dataclass, field
 # other workers than this say too little about the campaign's.
 MIN_LABELS_FOR_DISTRIBUTION = 10
 MIN_OTHER_WORKERS_FOR_DISTRIBUTION = 3
+C2_GOLD_SHARE = 4 / 6  # "at least 4 gold counterfactuals (out of 6)": two gold rounds of three
 
 
 @dataclass(frozen=True)
 class FilterSettings:
     min_median_seconds: float = 18.0  # "more than 18 seconds" per round
-    min_gold_correct: int = 4  # "at least 4 gold counterfactuals (out of 6)"
+    min_gold_share: float = C2_GOLD_SHARE  # of the gold counterfactuals answered
     distribution_threshold: float = 0.35  # total-variation distance; 1.0 turns it off
 
 
@@ -29,9 +32,15 @@ def filter_settings(campaign) -> FilterSettings:
     """The filter settings of a campaign (any object with the campaign's setting names)."""
     return FilterSettings(
         min_median_seconds=campaign.min_median_seconds,
-        min_gold_correct=campaign.min_gold_correct,
+        min_gold_share=campaign.min_gold_share,
         distribution_threshold=campaign.label_distribution_threshold,
     )
+
+
+def gold_needed(total: int, share: float) -> int:
+    """How many of `total` gold counterfactuals must be right: the share of them, rounded to
+    the nearest whole one (C.2's 4 of 6; 2 of 3 in an assignment with one gold round)."""
+    return math.floor(share * total + 0.5)
 
 
 @dataclass(frozen=True)
@@ -75,15 +84,50 @@ def passes_c2(
 ) -> bool:
     """C.2's rule: (slow enough and enough gold right) or every gold right.
 
-    A worker who met no gold counterfactual (a campaign without gold rounds) is judged
-    on time alone, since the gold half of the rule cannot be applied.
+    Without gold (a campaign without gold rounds) the worker is judged on time alone,
+    since the gold half of the rule cannot be applied.
     """
     slow_enough = median_seconds is not None and median_seconds > settings.min_median_seconds
     if gold_total == 0:
         return slow_enough
     if gold_correct == gold_total:
         return True
-    return slow_enough and gold_correct >= settings.min_gold_correct
+    return slow_enough and gold_correct >= gold_needed(gold_total, settings.min_gold_share)
+
+
+def _c2_reasons(
+    median: float | None, correct: int, total: int, settings: FilterSettings
+) -> list[str]:
+    if passes_c2(median_seconds=median, gold_correct=correct, gold_total=total, settings=settings):
+        return []
+    reasons = []
+    if median is None:
+        reasons.append("no submitted round yet")
+    elif median <= settings.min_median_seconds:
+        reasons.append(
+            f"median {median:.1f} s per round is not above {settings.min_median_seconds:g} s"
+        )
+    needed = gold_needed(total, settings.min_gold_share)
+    if total and correct < needed:
+        reasons.append(f"{correct} of {total} gold counterfactuals right, fewer than {needed}")
+    return reasons
+
+
+# Which rule a reason comes from (the quality page counts what each rule removed).
+RULES = {
+    "time": "per round is not above",
+    "gold": "gold counterfactuals right",
+    "distribution": "label distribution differs",
+}
+
+
+def reason_rule(reason: str) -> str | None:
+    """The rule ("time", "gold", "distribution") that gave a verdict's reason."""
+    return next((rule for rule, marker in RULES.items() if marker in reason), None)
+
+
+def _median(seconds: Sequence[float]) -> float | None:
+    return statistics.median(seconds) if seconds else None
 
 
 def worker_verdict(
@@ -94,28 +138,18 @@ def worker_verdict(
 ) -> Verdict:
     """Apply C.2 and the label-distribution filter to one worker.
 
-    `others_label_counts` are the labels every *other* worker gave in the campaign, so a
-    prolific spammer cannot pull the reference distribution towards themselves; the
-    caller passes none while fewer than MIN_OTHER_WORKERS_FOR_DISTRIBUTION others labeled.
+    C.2's "4 (out of 6)" is a share of the gold answered so far (`min_gold_share`),
+    checked each time an assignment's gold is answered: a measure that a random clicker
+    fails however many assignments they take (2 of 6 five times is 10 right, "at least
+    4", but a share of 0.33). `others_label_counts` are the labels every *other* worker
+    gave in the campaign, so a prolific spammer cannot pull the reference distribution
+    towards themselves; the caller passes none while fewer than
+    MIN_OTHER_WORKERS_FOR_DISTRIBUTION others labeled.
     """
-    median = statistics.median(evidence.round_seconds) if evidence.round_seconds else None
+    median = _median(evidence.round_seconds)
     gold_total = len(evidence.gold_results)
     gold_correct = sum(1 for result in evidence.gold_results if result)
-    reasons = []
-    if not passes_c2(
-        median_seconds=median, gold_correct=gold_correct, gold_total=gold_total, settings=settings
-    ):
-        if median is None:
-            reasons.append("no submitted round yet")
-        elif median <= settings.min_median_seconds:
-            reasons.append(
-                f"median {median:.1f} s per round is not above {settings.min_median_seconds:g} s"
-            )
-        if gold_total and gold_correct < settings.min_gold_correct:
-            reasons.append(
-                f"{gold_correct} of {gold_total} gold counterfactuals right, "
-                f"fewer than {settings.min_gold_correct}"
-            )
+    reasons = _c2_reasons(median, gold_correct, gold_total, settings)
     distance = None
     if sum(evidence.label_counts.values()) >= MIN_LABELS_FOR_DISTRIBUTION and others_label_counts:
         distance = total_variation(evidence.label_counts, others_label_counts)

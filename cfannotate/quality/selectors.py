@@ -3,12 +3,14 @@
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, F, Q, Sum
 
 from cfannotate.campaigns.models import Campaign
 from cfannotate.labeling.models import GoldRound, Judgment, LabelingUnit, Round, RoundKind
+from cfannotate.labeling.selectors import GoldCoverage, gold_coverage
 from cfannotate.quality.agreement import Agreement, agreement
 from cfannotate.quality.models import AggregatedLabel, WorkerDecision, WorkerQuality
+from cfannotate.quality.rules import reason_rule
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,8 @@ class QualityReport:
     workers: list[WorkerRow]
     round_seconds: list[float]  # every submitted real or gold round
     campaign_label_shares: list[tuple[str, float]]
+    gold_coverage: GoldCoverage
+    effects: "FilterEffects"
 
 
 def _shares(counts: dict[str, int], labels: list[str]) -> list[tuple[str, float]]:
@@ -142,6 +146,8 @@ def quality_report(campaign: Campaign) -> QualityReport:
         ],
         round_seconds=seconds,
         campaign_label_shares=_shares(dict(everyone), label_values),
+        gold_coverage=gold_coverage(campaign),
+        effects=filter_effects(campaign),
     )
 
 
@@ -152,3 +158,101 @@ def decisions_for(campaign: Campaign, *, state: str | None = None):
     if state:
         decisions = decisions.filter(state=state)
     return decisions.order_by("state", "worker__external_id", "action", "id")
+
+
+LABEL_STATES = ("kept", "discarded", "needs_more")
+
+
+def kept_labels_for(campaign: Campaign, *, state: str | None = None):
+    """Each voted counterfactual with its kept label, votes and agreement, by id.
+
+    `state`: "kept" (a label was kept), "needs_more" (waiting for votes), "discarded"
+    (decided without a label: invalid, or votes that never agreed within the cap).
+    """
+    labels = AggregatedLabel.objects.filter(candidate__campaign=campaign).select_related(
+        "candidate__original", "label", "ds_label"
+    )
+    if state == "kept":
+        labels = labels.filter(kept=True)
+    elif state == "needs_more":
+        labels = labels.filter(needs_more=True)
+    elif state == "discarded":
+        labels = labels.filter(kept=False, needs_more=False)
+    return labels.order_by("candidate_id")
+
+
+# A worker this right on gold looks careful; if one rule alone removed them, its setting
+# may be stricter than this crowd needs.
+CAREFUL_GOLD_ACCURACY = 0.8
+RULE_SETTINGS = {
+    "time": ("Min median seconds", "min_median_seconds"),
+    "gold": ("Min gold share", "min_gold_share"),
+    "distribution": ("Label distribution threshold", "label_distribution_threshold"),
+}
+
+
+@dataclass(frozen=True)
+class RuleEffect:
+    rule: str  # "time", "gold", "distribution"
+    setting: str  # its name on the settings page
+    workers: int  # removed by this rule (maybe with others)
+    alone: int  # removed by this rule and no other
+    careful_alone: int  # of those, workers with most gold right
+    judgments: int  # real-round judgments of the workers it removed
+
+
+@dataclass(frozen=True)
+class FilterEffects:
+    rules: list[RuleEffect]
+    decided: int  # counterfactuals with a kept label or discarded
+    waiting: int  # need more votes and can still get them
+    capped: int  # need more votes, but re-queues are used up
+    hints: list[str]
+
+
+def filter_effects(campaign: Campaign) -> FilterEffects:
+    """What each worker filter removed, and where the counterfactuals stand."""
+    qualities = WorkerQuality.objects.filter(campaign=campaign, qualified=False)
+    judged = dict(
+        Judgment.objects.filter(
+            round__assignment__campaign=campaign,
+            round__kind=RoundKind.REAL,
+            round__submitted_at__isnull=False,
+        )
+        .values_list("round__worker_id")
+        .annotate(n=Count("id"))
+    )
+    counts = {rule: [0, 0, 0, 0] for rule in RULE_SETTINGS}  # workers, alone, careful, judgments
+    for quality in qualities:
+        rules = {reason_rule(reason) for reason in quality.reasons} - {None}
+        careful = (quality.gold_accuracy or 0) >= CAREFUL_GOLD_ACCURACY
+        for rule in rules:
+            counts[rule][0] += 1
+            counts[rule][3] += judged.get(quality.worker_id, 0)
+            if len(rules) == 1:
+                counts[rule][1] += 1
+                counts[rule][2] += careful
+    effects = [
+        RuleEffect(rule, RULE_SETTINGS[rule][0], *numbers) for rule, numbers in counts.items()
+    ]
+    aggregates = AggregatedLabel.objects.filter(candidate__campaign=campaign)
+    capped_units = LabelingUnit.objects.filter(
+        campaign=campaign,
+        requeues__gte=campaign.max_requeues,
+        completed__gte=F("judgments_needed"),
+    )
+    capped = aggregates.filter(needs_more=True, candidate__unit_item__unit__in=capped_units)
+    hints = [
+        f"{effect.careful_alone} worker(s) with at least {CAREFUL_GOLD_ACCURACY:.0%} of their "
+        f"gold right were removed by the {effect.rule} rule alone: look at "
+        f"“{effect.setting}” on the settings page."
+        for effect in effects
+        if effect.careful_alone
+    ]
+    return FilterEffects(
+        rules=effects,
+        decided=aggregates.filter(needs_more=False).count(),
+        waiting=aggregates.filter(needs_more=True).count() - capped.count(),
+        capped=capped.count(),
+        hints=hints,
+    )

@@ -11,7 +11,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.db.models import Count, F, Q
+from django.db.models import Count, Exists, F, OuterRef, Q
 
 from cfannotate.campaigns.models import Campaign, CampaignLabel
 from cfannotate.labeling.models import (
@@ -293,9 +293,9 @@ def units_requeue(*, campaign: Campaign, unit_ids: Collection[int] | None = None
     """Give disputed units more judgments, up to the campaign's cap; returns units re-queued.
 
     A unit is looked at once all its rounds are submitted and every worker who judged it
-    is settled (no assignment in progress), so a verdict that may still change does not
-    trigger extra work. It gets as many extra judgments as its neediest counterfactual
-    lacks qualified votes (at least one for a split vote), within the cap.
+    has a verdict (their assignment's gold is answered, or an assignment ended), so the
+    votes that count are known. It gets as many extra judgments as its neediest
+    counterfactual lacks qualified votes (at least one for a split vote), within the cap.
     """
     units = LabelingUnit.objects.filter(
         campaign=campaign,
@@ -304,10 +304,11 @@ def units_requeue(*, campaign: Campaign, unit_ids: Collection[int] | None = None
     )
     if unit_ids is not None:
         units = units.filter(id__in=unit_ids)
-    unsettled_workers = Assignment.objects.filter(
-        campaign=campaign, state=AssignmentState.ACTIVE
-    ).values("worker_id")
-    units = units.exclude(rounds__worker_id__in=unsettled_workers).filter(
+    assessed = WorkerQuality.objects.filter(campaign=campaign).values("worker_id")
+    awaiting_verdict = Round.objects.filter(
+        unit=OuterRef("pk"), submitted_at__isnull=False
+    ).exclude(worker_id__in=assessed)
+    units = units.filter(~Exists(awaiting_verdict)).filter(
         items__candidate__aggregated_label__needs_more=True
     )
     k = campaign.judgments_per_candidate
@@ -329,6 +330,56 @@ def units_requeue(*, campaign: Campaign, unit_ids: Collection[int] | None = None
     return requeued
 
 
+def units_replace_filtered(*, campaign: Campaign, worker_ids: Collection[int]) -> int:
+    """Every round a filtered worker holds on a unit is one judgment more the unit needs.
+
+    A unit needs K qualified judgments plus its re-queues for disagreement; the rounds
+    of filtered workers do not count towards K, so each one is replaced, outside the
+    re-queue cap (the cap limits disputes, not spam). Computed from the rounds, so it is
+    safe to run again; returns the units whose need grew.
+    """
+    filtered = WorkerQuality.objects.filter(campaign=campaign, qualified=False).values(
+        "worker_id"
+    )
+    units = (
+        LabelingUnit.objects.filter(campaign=campaign, rounds__worker_id__in=worker_ids)
+        .annotate(
+            filtered_rounds=Count(
+                "rounds", filter=Q(rounds__worker_id__in=filtered), distinct=True
+            )
+        )
+        .filter(filtered_rounds__gt=0)
+        .distinct()
+        .order_by("id")
+    )
+    k = campaign.judgments_per_candidate
+    grown = 0
+    for unit in units:
+        needed = k + unit.requeues + unit.filtered_rounds
+        grown += LabelingUnit.objects.filter(id=unit.id, judgments_needed__lt=needed).update(
+            judgments_needed=needed
+        )
+    return grown
+
+
+def worker_stop(*, campaign: Campaign, worker_id: int) -> int:
+    """A filtered worker is served no more rounds: the rounds of their assignment in
+    progress that were not shown yet are withdrawn, their units back in the pool at
+    once. The round on their screen stays theirs to submit; an assignment with nothing
+    left to do ends (submitted, with its completion code), so the worker is told they
+    are done and can hand the work back to the platform. Returns the rounds withdrawn.
+    """
+    from cfannotate.labeling.assignments import assignment_finish_early
+
+    withdrawn = 0
+    active = Assignment.objects.filter(
+        campaign=campaign, worker_id=worker_id, state=AssignmentState.ACTIVE
+    ).values_list("id", flat=True)
+    for assignment_id in active:
+        withdrawn += assignment_finish_early(assignment_id=assignment_id)
+    return withdrawn
+
+
 # --- Orchestration --------------------------------------------------------------------------
 
 
@@ -337,6 +388,10 @@ def quality_refresh(*, campaign: Campaign) -> RefreshSummary:
     with transaction.atomic():
         verdicts = workers_assess(campaign=campaign)
         aggregates = candidates_aggregate(campaign=campaign)
+    filtered = [worker for worker, (_, verdict) in verdicts.items() if not verdict.qualified]
+    for worker_id in filtered:
+        worker_stop(campaign=campaign, worker_id=worker_id)
+    units_replace_filtered(campaign=campaign, worker_ids=filtered)
     requeued = units_requeue(campaign=campaign)
     proposed = decisions_propose(campaign=campaign)
     return RefreshSummary(
@@ -350,15 +405,20 @@ def quality_refresh(*, campaign: Campaign) -> RefreshSummary:
 
 
 def quality_after_assignment(*, assignment_id: int) -> None:
-    """Bring quality up to date once an assignment ended (submitted, expired or returned).
+    """Bring quality up to date after an assignment's gold is answered or it ended.
 
     Runs as a background task (`tasks.assess_assignment`), never in the worker's
-    request. The worker's verdict is recomputed; the counterfactuals of the units the
-    assignment submitted are re-voted, and every counterfactual the worker ever judged
-    in the campaign when the verdict changed. The units involved are locked first, so
-    two of these running at once for workers who share a unit vote one after the
-    other, each with every committed judgment in view. Then the units are re-queued
-    where needed and, for a submitted assignment, its decisions proposed.
+    request: once the last gold round of an assignment is submitted (so a verdict comes
+    early), and once the assignment ends (submitted, expired or returned). The worker's
+    verdict is recomputed. A worker the filters remove is served no more rounds and
+    every unit they hold needs one judgment more (`units_replace_filtered`). The
+    counterfactuals of the units the assignment submitted are re-voted, and every
+    counterfactual the worker ever judged in the campaign when the verdict changed. The
+    units involved are locked first, so two of these running at once for workers who
+    share a unit vote one after the other, each with every committed judgment in view.
+    Then the worker's units are re-queued where votes disagree (units that waited for
+    this worker's verdict included) and, for a submitted assignment, its decisions
+    are proposed.
     """
     assignment = Assignment.objects.select_related("campaign").filter(id=assignment_id).first()
     if assignment is None:
@@ -387,9 +447,10 @@ def quality_after_assignment(*, assignment_id: int) -> None:
             "candidate_id", flat=True
         )
         candidates_aggregate(campaign=campaign, candidate_ids=list(candidate_ids))
-    # Units of workers still busy elsewhere are left for later by `units_requeue` itself.
-    touched = LabelingUnit.objects.filter(rounds__assignment=assignment).values_list(
-        "id", flat=True
-    )
-    units_requeue(campaign=campaign, unit_ids=list(touched))
-    decisions_propose(campaign=campaign, assignment_ids=[assignment.id])
+    if not verdict.qualified:
+        worker_stop(campaign=campaign, worker_id=worker_id)
+        units_replace_filtered(campaign=campaign, worker_ids=[worker_id])
+    # Every unit this worker judged: some may have waited for this verdict.
+    theirs = LabelingUnit.objects.filter(campaign=campaign, rounds__worker_id=worker_id)
+    units_requeue(campaign=campaign, unit_ids=list(theirs.values_list("id", flat=True)))
+    decisions_propose(campaign=campaign, assignment_ids=[assignment.id])  # once submitted

@@ -41,15 +41,16 @@
   // The counterfactual that keys answer: one at a time, marked on the page. It changes
   // only when the worker moves (J / K, Tab, a click or tap on it), never by itself, so a
   // key always lands on the counterfactual the worker sees marked.
+  // The mark is aria-current, not a class: htmx settles the classes of swapped-in
+  // elements whose ids match the old ones, and would wipe a class set meanwhile.
   function currentItem(form) {
-    return form.querySelector("[data-item].cf-current") || incomplete(form)[0] || items(form)[0];
+    return form.querySelector('[data-item][aria-current="true"]') || incomplete(form)[0] ||
+      items(form)[0];
   }
 
   function markCurrent(form, item) {
     items(form).forEach(function (each) {
-      var current = each === item;
-      each.classList.toggle("cf-current", current);
-      if (current) { each.setAttribute("aria-current", "true"); }
+      if (each === item) { each.setAttribute("aria-current", "true"); }
       else { each.removeAttribute("aria-current"); }
     });
   }

@@ -194,7 +194,7 @@ def _assert_landed(page, position: int, expected: dict[int, tuple[bool, str]]) -
 
 
 def _current(page) -> str:
-    return page.locator("[data-item].cf-current").get_attribute("id")
+    return page.locator('[data-item][aria-current="true"]').get_attribute("id")
 
 
 def _open_first_round(live_server, page, rounds=3):

@@ -1,5 +1,8 @@
+import pytest
+from django.db import DatabaseError
 from rest_framework.test import APIClient
 
+from cfannotate.campaigns.models import Campaign, CampaignLabel
 from tests.factories import make_campaign, make_original
 
 
@@ -146,3 +149,105 @@ def test_create_and_update_name_the_bad_generator_option(api_client, other_resea
         f"/api/campaigns/{theirs.id}/update/", {"settings": {"generators": []}}, format="json"
     )
     assert refused.status_code == 404
+
+
+# Infinity and NaN: JSON reads 1e999 as infinity, and a numeric field reads "NaN" or "inf".
+NON_FINITE = [
+    ('{"fluency_threshold": 1e999}', "fluency_threshold"),
+    ('{"weight_tree": -1e999}', "weight_tree"),
+    ('{"agreement_threshold": "NaN"}', "agreement_threshold"),
+    ('{"lease_minutes": 1e999}', "lease_minutes"),
+    ('{"min_median_seconds": "inf"}', "min_median_seconds"),
+    ('{"bonus_amount": "-Infinity"}', "bonus_amount"),
+    ('{"generators": [{"name": "polyjuice", "temperature": 1e999}]}', "generators[0].temperature"),
+]
+
+
+@pytest.mark.parametrize(("settings", "field"), NON_FINITE)
+def test_create_refuses_non_finite_numbers_and_a_retry_makes_one_campaign(
+    api_client, settings, field
+):
+    body = f'{{"name": "Probe", "task_type": "sentiment", "settings": {settings}}}'
+    response = api_client.post("/api/campaigns/create/", body, content_type="application/json")
+    assert response.status_code == 400
+    assert response.json() == {
+        "message": f"Numbers must be finite: {field}.",
+        "fields": {field: ["Must be a finite number, not infinity or NaN."]},
+    }
+    assert not Campaign.objects.exists()
+
+    retry = api_client.post(
+        "/api/campaigns/create/", {"name": "Probe", "task_type": "sentiment"}, format="json"
+    )
+    assert retry.status_code == 201
+    assert Campaign.objects.count() == 1
+
+
+@pytest.mark.parametrize(("settings", "field"), NON_FINITE)
+def test_update_refuses_non_finite_numbers_and_keeps_the_settings(
+    api_client, campaign, settings, field
+):
+    before = Campaign.objects.values().get(pk=campaign.pk)
+    response = api_client.patch(
+        f"/api/campaigns/{campaign.id}/update/",
+        f'{{"settings": {settings}}}',
+        content_type="application/json",
+    )
+    assert response.status_code == 400
+    assert list(response.json()["fields"]) == [field]
+    assert Campaign.objects.values().get(pk=campaign.pk) == before
+    assert api_client.get(f"/api/campaigns/{campaign.id}/").status_code == 200
+
+
+def test_the_json_constants_nan_and_infinity_are_refused(api_client, campaign):
+    for constant in ("NaN", "Infinity", "-Infinity"):
+        response = api_client.patch(
+            f"/api/campaigns/{campaign.id}/update/",
+            f'{{"settings": {{"weight_base": {constant}}}}}',
+            content_type="application/json",
+        )
+        assert response.status_code == 400
+        assert response.json()["message"].startswith(
+            f"JSON parse error - {constant} is not a JSON number"
+        )
+
+
+def test_labels_shown_under_one_name_are_refused(api_client):
+    response = api_client.post(
+        "/api/campaigns/create/",
+        {
+            "name": "Probe",
+            "task_type": "custom",
+            "labels": [
+                {"value": "a", "display_name": "Same"},
+                {"value": "b", "display_name": "Same"},
+            ],
+        },
+        format="json",
+    )
+    assert response.status_code == 400
+    assert response.json()["fields"] == {"labels": ["Label display names must be distinct."]}
+    assert not Campaign.objects.exists()
+
+
+def test_a_failed_create_leaves_nothing_behind(api_client, monkeypatch):
+    """Campaign and labels are one transaction: a failure after the campaign row is written
+    takes the row with it, so the client's retry does not make a second campaign."""
+
+    def labels_fail(*args, **kwargs):
+        raise DatabaseError("the disk is full")
+
+    monkeypatch.setattr(CampaignLabel.objects, "bulk_create", labels_fail)
+    api_client.raise_request_exception = False
+    failed = api_client.post(
+        "/api/campaigns/create/", {"name": "Probe", "task_type": "sentiment"}, format="json"
+    )
+    assert failed.status_code == 500
+    assert not Campaign.objects.exists()
+
+    monkeypatch.undo()
+    retry = api_client.post(
+        "/api/campaigns/create/", {"name": "Probe", "task_type": "sentiment"}, format="json"
+    )
+    assert retry.status_code == 201
+    assert Campaign.objects.count() == 1 and CampaignLabel.objects.count() == 2

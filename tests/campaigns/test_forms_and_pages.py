@@ -168,6 +168,15 @@ def test_saving_settings_changes_only_what_changed(client, researcher, campaign)
         ({"judgments_per_candidate": 0}, "greater than or equal to 1"),
         ({"agreement_threshold": "1.5"}, "less than or equal to 1.0"),
         ({"lease_minutes": "soon"}, "Enter a whole number."),
+        # Infinity and NaN, however spelt, are no numbers here.
+        ({"fluency_threshold": "inf"}, "Enter a number."),
+        ({"weight_base": "NaN"}, "Enter a number."),
+        ({"min_median_seconds": "1e999"}, "Enter a number."),
+        ({"bonus_amount": "Infinity"}, "Enter a number."),
+        ({"lease_minutes": "1e999"}, "Enter a whole number."),
+        ({"options_polyjuice": '{"temperature": 1e999}'}, "generators[0].temperature: Must be"),
+        ({"options_polyjuice": '{"temperature": NaN}'}, "NaN is not a JSON number"),
+        ({"options_polyjuice": "[" * 5000 + "]" * 5000}, "nested deeper than 64 levels"),
     ],
 )
 def test_bad_settings_are_shown_in_place_and_nothing_is_saved(

@@ -33,7 +33,7 @@ def test_defaults_follow_the_paper(campaign):
     assert campaign.rounds_total == 22
     assert campaign.judgments_per_candidate == 2
     assert campaign.min_median_seconds == 18.0
-    assert campaign.min_gold_correct == 4
+    assert campaign.min_gold_share == pytest.approx(4 / 6)
     assert campaign.fluency_threshold == 10.0
 
 

@@ -1,5 +1,6 @@
 """POST /api/campaigns/<id>/originals/upload/: dry runs, imports, mappings and bad files."""
 
+import codecs
 import json
 
 import pytest
@@ -130,3 +131,78 @@ def test_the_schema_describes_the_upload(api_client):
         "dry_run",
     }
     assert {"200", "201", "4XX"} <= set(operation["responses"])
+
+
+@pytest.mark.parametrize("dry_run", ["true", "false"])
+def test_a_file_wider_than_the_cap_is_a_400_naming_both_numbers(api_client, nli, dry_run):
+    header = ",".join(f"c{number}" for number in range(201))
+    content = f"{header}\n{'x,' * 200}x\n".encode()
+    response = api_client.post(
+        url(nli), {"file": file(content), "dry_run": dry_run}, format="multipart"
+    )
+    assert response.status_code == 400
+    assert response.json() == {
+        "message": "The file has 201 columns; the limit is 200. Keep only the columns the "
+        "campaign needs (the text, its label, an id and a few others) and upload it again; "
+        "nothing was imported.",
+        "fields": {"columns": ["201 columns; at most 200."]},
+    }
+    assert not Original.objects.exists()
+
+
+def test_a_jsonl_file_with_too_many_keys_is_refused_too(api_client, nli):
+    record = {"sentence1": "A man sleeps.", "sentence2": "A man rests.", "gold_label": "entailment"}
+    lines = [json.dumps(record), json.dumps({f"k{number}": 1 for number in range(198)})]
+    response = api_client.post(url(nli), {"file": file("\n".join(lines).encode(), "snli.jsonl")})
+    assert response.status_code == 400
+    assert response.json()["message"].startswith(
+        "The file has 201 keys by line 2; the limit is 200."
+    )
+    assert not Original.objects.exists()
+
+
+LATIN1 = "sentence1,sentence2,gold_label\nUn homme dort.,Il se repose à peine.,neutral\n"
+
+
+@pytest.mark.parametrize("dry_run", ["true", "false"])
+def test_a_latin1_file_is_a_400_naming_the_byte_its_line_and_the_fix(api_client, nli, dry_run):
+    response = api_client.post(
+        url(nli), {"file": file(LATIN1.encode("latin-1")), "dry_run": dry_run}, format="multipart"
+    )
+    assert response.status_code == 400
+    body = response.json()
+    assert body["message"] == (
+        "The file is not UTF-8 text: line 2 has the byte 0xE0 ('à' in Windows-1252 or Latin-1, "
+        "which the file was likely saved in). To fix it, save the file as UTF-8 (in Excel: "
+        "Save As → CSV UTF-8 (Comma delimited)), then upload it again. Nothing was imported."
+    )
+    assert body["fields"] == {
+        "file": [
+            "Not UTF-8 text; save the file as UTF-8 (in Excel: Save As → CSV UTF-8 (Comma "
+            "delimited))."
+        ],
+        "line 2": [
+            "Byte 0xE0 ('à' in Windows-1252) at character 29 of the line (byte offset 59 of "
+            "the file), in “ dort.,Il se repose à peine.,neutral”."
+        ],
+    }
+    assert not Original.objects.exists()
+
+
+def test_a_latin1_jsonl_file_gets_the_jsonl_fix(api_client, nli):
+    record = {"sentence1": "Il dort.", "sentence2": "Il se repose à peine.", "gold_label": "x"}
+    content = json.dumps(record, ensure_ascii=False)
+    response = api_client.post(url(nli), {"file": file(content.encode("cp1252"), "snli.jsonl")})
+    assert response.status_code == 400
+    message = response.json()["message"]
+    assert message.startswith("The file is not UTF-8 text: line 1 has the byte 0xE0")
+    assert "open(path, 'w', encoding='utf-8')" in message
+    assert not Original.objects.exists()
+
+
+def test_utf8_with_the_byte_order_mark_excel_writes_is_imported(api_client, nli):
+    content = codecs.BOM_UTF8 + LATIN1.encode("utf-8")
+    response = api_client.post(url(nli), {"file": file(content)}, format="multipart")
+    assert response.status_code == 201, response.json()
+    assert response.json()["encoding"] == "utf-8-sig"
+    assert list(nli.originals.values_list("text", flat=True)) == ["Il se repose à peine."]

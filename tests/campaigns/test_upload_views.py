@@ -2,7 +2,9 @@
 mapping → import; the kept file is bound to its user and campaign; oversized files are
 dropped while they stream in."""
 
+import codecs
 import os
+import re
 import time
 import tracemalloc
 from http.cookies import SimpleCookie
@@ -47,7 +49,8 @@ def test_the_campaign_page_has_the_upload_form(client, researcher, campaign):
     html = client.get(reverse("campaign-detail", args=[campaign.id])).content.decode()
     assert 'id="original-upload"' in html
     assert f'hx-post="{reverse("original-upload", args=[campaign.id])}"' in html
-    assert "up to 50 MB and 100,000 rows" in html
+    assert "up to 50 MB, 100,000 rows and 200 columns" in html
+    assert "each researcher keeps\n        at most 10 such files (250 MB) at once" in html
 
 
 def test_preview_then_import(client, researcher, campaign, upload_dir):
@@ -116,7 +119,7 @@ def test_import_errors_list_the_rows_and_import_nothing(client, researcher, camp
         (b"", "The file has no rows"),
         (b"text,label\n", "The file has a header but no rows"),
         (b"text,label,text\nA,B,C\n", "names the column &#x27;text&#x27; twice"),
-        ("text,label\nTrès,positive\n".encode("latin-1"), "Not UTF-8 text (byte 0xe8"),
+        ("text,label\nTrès,positive\n".encode("latin-1"), "line 2 has the byte 0xE8"),
     ],
 )
 def test_bad_files_come_back_with_the_reason(client, researcher, campaign, content, message):
@@ -126,6 +129,145 @@ def test_bad_files_come_back_with_the_reason(client, researcher, campaign, conte
     assert message in html, html
     assert response.status_code in (200, 400)
     assert not Original.objects.exists()
+
+
+def wide_csv(columns: int) -> bytes:
+    header = ",".join(f"c{number}" for number in range(columns))
+    return f"{header}\n{','.join('x' * columns)}\n".encode()
+
+
+def test_a_file_wider_than_the_cap_is_refused_before_its_columns_are_guessed(
+    client, researcher, campaign, upload_dir, monkeypatch
+):
+    """300,000 columns (2.6 MB): refused from the header line's separators alone."""
+
+    def guessed(*args, **kwargs):
+        raise AssertionError("the columns of a file over the cap were looked at one by one")
+
+    monkeypatch.setattr("cfannotate.campaigns.uploads.mapping_guess", guessed)
+    client.force_login(researcher)
+    response = send_file(client, campaign, wide_csv(300_000), "wide.csv")
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "The file has 300,000 columns; the limit is 200." in html
+    assert "Keep only the columns the campaign needs" in html
+    assert 'name="file"' in html  # the form again, for the fixed file
+    assert kept_files(upload_dir) == [] and not Original.objects.exists()
+
+
+def test_the_column_cap_is_exact(client, researcher, campaign, upload_dir):
+    client.force_login(researcher)
+    refused = send_file(client, campaign, wide_csv(201))
+    assert refused.status_code == 400
+    assert "The file has 201 columns; the limit is 200." in refused.content.decode()
+    header = "text,label," + ",".join(f"extra{number}" for number in range(198))
+    at_the_cap = f"{header}\nA fine film.,positive{',' * 198}\n".encode()
+    previewed = send_file(client, campaign, at_the_cap)
+    assert previewed.status_code == 200
+    assert "</span> row, 200 columns." in " ".join(previewed.content.decode().split())
+    assert len(kept_files(upload_dir)) == 1
+
+
+def test_a_latin1_file_is_refused_with_the_byte_its_line_and_the_fix(
+    client, researcher, campaign, upload_dir
+):
+    rows = "text,label\nA fine film.,positive\nUn café crème.,positive\n"
+    client.force_login(researcher)
+    response = send_file(client, campaign, rows.encode("latin-1"))
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "The file is not UTF-8 text: line 3 has the byte 0xE9" in html
+    assert "save the file as UTF-8 (in Excel: Save As → CSV UTF-8 (Comma delimited))" in html
+    assert (
+        "<strong>line 3</strong>: Byte 0xE9 (&#x27;é&#x27; in Windows-1252) at character 7 of "
+        "the line (byte offset 39 of the file), in “Un café crème.,positive”."
+    ) in html
+    assert "Map the file" not in html and 'name="file"' in html
+    assert kept_files(upload_dir) == [] and not Original.objects.exists()
+
+    # The same rows saved as Excel's "CSV UTF-8" (with its byte order mark) import.
+    fixed = send_file(client, campaign, codecs.BOM_UTF8 + rows.encode("utf-8"))
+    assert "<strong>reviews.csv</strong>: CSV (utf-8-sig)" in fixed.content.decode()
+    imported = client.post(
+        reverse("original-upload-import", args=[campaign.id]),
+        {"token": token_of(fixed), "map-text": "text", "map-label": "label"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert imported["HX-Refresh"] == "true"
+    assert list(campaign.originals.order_by("id").values_list("text", flat=True)) == [
+        "A fine film.",
+        "Un café crème.",
+    ]
+
+
+def test_each_researcher_keeps_at_most_the_quota_of_files(
+    client, researcher, other_researcher, upload_dir, monkeypatch
+):
+    monkeypatch.setattr(pending_uploads, "QUOTA_FILES", 2)
+    first, second, third = (make_campaign(owner=researcher, name=f"C{n}") for n in range(3))
+    client.force_login(researcher)
+    first_token = token_of(send_file(client, first))
+    second_token = token_of(send_file(client, second))
+
+    refused = send_file(client, third)
+    assert refused.status_code == 409
+    html = " ".join(refused.content.decode().split())
+    assert (
+        f"You already keep 2 uploaded files ({2 * len(CSV) / 1024:.1f} KB) waiting to be "
+        f"imported, and this one ({len(CSV) / 1024:.1f} KB) would pass the limit of 2 files "
+        "and 250.0 MB per researcher."
+    ) in html
+    assert "Import or cancel a preview you have open" in html
+    assert re.search(r"the oldest in (24 h|23 h 59 min)\. Nothing was kept of this file", html)
+    assert "<strong>file</strong>: Upload quota reached: 2 of 2 files" in html
+    assert 'name="file"' in html and len(kept_files(upload_dir)) == 2
+
+    # Uploading to a campaign again replaces its waiting file rather than adding one.
+    again = send_file(client, first)
+    assert again.status_code == 200 and len(kept_files(upload_dir)) == 2
+    stale = client.post(
+        reverse("original-upload-import", args=[first.id]),
+        {"token": first_token, "map-text": "review", "map-label": "sentiment"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert stale.status_code == 410 and "replaced by a newer upload" in stale.content.decode()
+
+    # Cancelling a preview frees its place...
+    client.post(reverse("original-upload-cancel", args=[second.id]), {"token": second_token})
+    third_token = token_of(send_file(client, third))
+    assert send_file(client, second).status_code == 409
+    # ...and so does importing one.
+    imported = client.post(
+        reverse("original-upload-import", args=[third.id]),
+        {"token": third_token, "map-text": "review", "map-label": "sentiment"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert imported["HX-Refresh"] == "true" and third.originals.count() == 2
+    assert send_file(client, second).status_code == 200
+
+    # Another researcher has a quota of their own.
+    client.force_login(other_researcher)
+    assert send_file(client, make_campaign(owner=other_researcher)).status_code == 200
+    assert len(kept_files(upload_dir)) == 3
+
+
+def test_the_byte_quota_counts_the_kept_files_sizes(
+    client, researcher, upload_dir, monkeypatch, settings
+):
+    settings.UPLOAD_MAX_BYTES = len(CSV)
+    monkeypatch.setattr(pending_uploads, "QUOTA_BYTES", len(CSV) + 10)
+    first, second = make_campaign(owner=researcher), make_campaign(owner=researcher)
+    client.force_login(researcher)
+    assert send_file(client, first).status_code == 200
+    refused = send_file(client, second)
+    assert refused.status_code == 409
+    assert "would pass the limit of 10 files and 0.1 KB per researcher" in refused.content.decode()
+    assert len(kept_files(upload_dir)) == 1
+    # An expired file no longer counts: it is purged before the quota is counted.
+    [kept] = kept_files(upload_dir)
+    two_days_ago = time.time() - 2 * 24 * 3600
+    os.utime(kept, (two_days_ago, two_days_ago))
+    assert send_file(client, second).status_code == 200
 
 
 def test_no_file_chosen(client, researcher, campaign):

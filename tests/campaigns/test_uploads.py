@@ -252,16 +252,21 @@ def test_blank_header_cells_get_their_position_as_name(campaign):
     assert upload(campaign, "text,label,\nGood.,positive,\n") == 1
 
 
-def test_latin1_is_refused_line_by_line_with_the_byte_offset(campaign):
-    content = "text,label\nTrès bien.,positive\nFine.,negative\n".encode("latin-1")
-    result = preview(campaign, content)
-    assert result.errors == {
-        "line 2": [
-            "Not UTF-8 text (byte 0xe8 at byte offset 13 of the file, character 3 of the "
-            "line); save the file as UTF-8."
-        ]
-    }
-    assert result.rows == 0 and not result.importable
+def test_latin1_is_refused_as_a_whole_naming_the_byte_its_line_and_the_fix(campaign):
+    content = "text,label\nTrès bien.,positive\nFine.,negative\nDéjà vu.,positive\n"
+    with pytest.raises(InvalidInput) as caught:
+        preview(campaign, content.encode("latin-1"))
+    assert caught.value.message == (
+        "The file is not UTF-8 text: line 2 has the byte 0xE8 ('è' in Windows-1252 or "
+        "Latin-1, which the file was likely saved in). To fix it, save the file as UTF-8 "
+        "(in Excel: Save As → CSV UTF-8 (Comma delimited)), then upload it again. "
+        "Nothing was imported."
+    )
+    assert caught.value.fields["line 2"] == [
+        "Byte 0xE8 ('è' in Windows-1252) at character 3 of the line (byte offset 13 of the "
+        "file), in “Très bien.,positive”."
+    ]
+    assert list(caught.value.fields) == ["file", "line 2", "line 4"]
 
 
 def test_utf8_with_bom_and_utf16_with_bom_are_read(campaign):
@@ -296,7 +301,7 @@ def test_formula_looking_cells_are_kept_as_text(campaign):
 
 def test_row_and_size_limits_come_from_settings(campaign, settings):
     settings.UPLOAD_MAX_ROWS = 2
-    with pytest.raises(InvalidInput, match="3 rows; the limit is 2 per file"):
+    with pytest.raises(InvalidInput, match="more than 2 rows; the limit is 2 per file"):
         preview(campaign, "text,label\nA,positive\nB,positive\nC,positive\n")
     settings.UPLOAD_MAX_BYTES = 30
     at_the_limit = "text,label\nA fine film...,pos\n"

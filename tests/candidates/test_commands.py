@@ -45,8 +45,8 @@ def test_import_candidates_prints_one_line_on_error(campaign, tmp_path):
         call_command("import_candidates", campaign.id, str(path))
     message = str(caught.value)
     assert "\n" not in message
-    assert message.startswith("1 row(s) are invalid; nothing was imported.")
-    assert "line 3: Not UTF-8 text" in message
+    assert message.startswith("The file is not UTF-8 text: line 3 has the byte 0xE9")
+    assert "line 3: Byte 0xE9 ('é' in Windows-1252) at character 8" in message
     path.write_bytes(b"original_id,text\ns01,It is great for kids.\n")
     with pytest.raises(CommandError, match="row 2: text: The same as the original"):
         call_command("import_candidates", campaign.id, str(path))

@@ -56,15 +56,17 @@ def test_jsonl_lines_and_their_problems_together():
     assert "JSON object" in parsed.errors["line 4"][0]
 
 
-def test_lines_that_are_not_utf8_are_each_reported():
+def test_a_file_that_is_not_utf8_is_refused_whole_naming_its_bad_lines():
     latin1 = "original_id,text\ns01,Très bien.\ns02,Fine.\ns03,Déjà vu.\n".encode("latin-1")
-    parsed = read(latin1)
-    assert parsed.rows == []
-    assert set(parsed.errors) == {"line 2", "line 4"}
-    assert "Not UTF-8 text (byte 0xe8" in parsed.errors["line 2"][0]
+    with pytest.raises(InvalidInput, match="line 2 has the byte 0xE8") as caught:
+        read(latin1)
+    assert "Save As → CSV UTF-8" in caught.value.message
+    assert list(caught.value.fields) == ["file", "line 2", "line 4"]
+    # JSONL too: a file has one encoding, so its good lines are not kept either.
     jsonl = b'{"original_id": "s01", "text": "caf\xe9"}\n{"original_id": "s02", "text": "ok"}\n'
-    parsed = read(jsonl, "c.jsonl")
-    assert set(parsed.errors) == {"line 1"} and len(parsed.rows) == 1
+    with pytest.raises(InvalidInput, match="line 1 has the byte 0xE9") as caught:
+        read(jsonl, "c.jsonl")
+    assert "encoding='utf-8'" in caught.value.message
 
 
 @pytest.mark.parametrize(
@@ -107,7 +109,7 @@ def test_size_and_row_limits(monkeypatch):
         read("original_id,text\n" + "s01,x\n" * 20)
     monkeypatch.setattr(uploads, "MAX_UPLOAD_BYTES", 10_000)
     monkeypatch.setattr(uploads, "MAX_UPLOAD_ROWS", 3)
-    with pytest.raises(InvalidInput, match="4 rows; the limit is 3"):
+    with pytest.raises(InvalidInput, match="more than 3 rows; the limit is 3"):
         read("original_id,text\n" + "s01,x\n" * 4)
 
 

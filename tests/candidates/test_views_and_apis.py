@@ -99,7 +99,14 @@ def test_api_imports_a_file(api_client, import_campaign, django_capture_on_commi
     with django_capture_on_commit_callbacks(execute=True):
         response = api_client.post(url, {"file": _upload(IMPORT_CSV)}, format="multipart")
     assert response.status_code == 201, response.json()
-    assert response.json() == {"imported": 1, "kept": 1, "originals": 1}
+    body = response.json()
+    assert {key: body[key] for key in ("imported", "kept", "originals")} == {
+        "imported": 1,
+        "kept": 1,
+        "originals": 1,
+    }
+    # The answer says the units are on their way and labeling may be opened now.
+    assert body["units"] == "building" and "can be opened now" in body["message"]
     candidate = Candidate.objects.get()
     assert (candidate.source, candidate.control_code) == ("imported", "negation")
 
@@ -131,6 +138,31 @@ def test_api_refuses_a_file_too_large_unread(api_client, import_campaign, monkey
     url = f"/api/campaigns/{import_campaign.id}/candidates/import/"
     response = api_client.post(url, {"file": _upload(IMPORT_CSV)}, format="multipart")
     assert response.status_code == 400 and "the limit is 10" in response.json()["message"]
+
+
+def test_a_latin1_or_too_wide_file_is_refused_by_the_api_and_the_page(
+    api_client, client, researcher, import_campaign
+):
+    latin1 = "original_id,text\ns01,It is not great for kids, même.\n".encode("latin-1")
+    wide = ("original_id,text," + ",".join(f"c{n}" for n in range(199)) + "\n").encode()
+    api = f"/api/campaigns/{import_campaign.id}/candidates/import/"
+    page = reverse("candidate-import", args=[import_campaign.id])
+    client.force_login(researcher)
+
+    response = api_client.post(api, {"file": _upload(latin1)}, format="multipart")
+    assert response.status_code == 400
+    body = response.json()
+    assert body["message"].startswith("The file is not UTF-8 text: line 2 has the byte 0xEA")
+    assert "Save As → CSV UTF-8" in body["message"] and "line 2" in body["fields"]
+    html = client.post(page, {"file": _upload(latin1)}, HTTP_HX_REQUEST="true").content.decode()
+    assert "line 2 has the byte 0xEA" in html and "Save As → CSV UTF-8" in html
+
+    response = api_client.post(api, {"file": _upload(wide + b"s01,x\n")}, format="multipart")
+    assert response.status_code == 400
+    assert response.json()["fields"] == {"columns": ["201 columns; at most 200."]}
+    html = client.post(page, {"file": _upload(wide)}, HTTP_HX_REQUEST="true").content.decode()
+    assert "The file has 201 columns; the limit is 200." in html
+    assert not Candidate.objects.exists()
 
 
 def test_campaign_page_has_the_upload_form(client, researcher, import_campaign):

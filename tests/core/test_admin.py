@@ -1,10 +1,14 @@
 """Every model has a usable admin: changelist, search and change pages render."""
 
 import pytest
+from django.contrib import admin
+from rest_framework.authtoken.models import TokenProxy
 
+from cfannotate.core.api_tokens import api_token_rotate
+from cfannotate.core.models import ApiToken
 from cfannotate.labeling.models import GoldItem, GoldRound, Judgment, Round, RoundKind
 from cfannotate.quality.models import AggregatedLabel
-from tests.factories import make_assignment, make_original, make_unit
+from tests.factories import make_assignment, make_original, make_unit, make_user
 
 PROJECT_APPS = {"campaigns", "candidates", "crowd", "labeling", "quality"}
 
@@ -61,3 +65,17 @@ def _crowd_and_quality_rows(campaign, assignment):
         action="approve",
         reason="Passed quality control.",
     )
+
+
+def test_api_tokens_are_listed_by_their_ending_and_revoked_by_deleting(client, researcher):
+    new = api_token_rotate(user=researcher)
+    client.force_login(make_user("root", is_staff=True, is_superuser=True))
+    listing = client.get("/admin/core/apitoken/").content.decode()
+    assert new.key[-4:] in listing
+    assert new.key not in listing and new.token.key_digest not in listing
+    assert client.get("/admin/core/apitoken/add/").status_code == 403
+    page = client.get(f"/admin/core/apitoken/{new.token.pk}/change/").content.decode()
+    assert new.token.key_digest not in page
+    client.post(f"/admin/core/apitoken/{new.token.pk}/delete/", {"post": "yes"})
+    assert not ApiToken.objects.exists()
+    assert TokenProxy not in admin.site._registry  # it would make plain keys nobody can use

@@ -35,11 +35,11 @@ def test_malformed_json_is_400(api_client):
 
 
 def test_token_authentication_works(researcher):
-    from rest_framework.authtoken.models import Token
+    from cfannotate.core.api_tokens import api_token_rotate
 
-    token = Token.objects.create(user=researcher)
+    key = api_token_rotate(user=researcher).key
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
     assert client.get("/api/campaigns/").status_code == 200
     client.credentials(HTTP_AUTHORIZATION="Token not-a-real-token")
     assert client.get("/api/campaigns/").status_code in (401, 403)

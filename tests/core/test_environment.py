@@ -32,6 +32,28 @@ def test_env_int_rejects_words(monkeypatch):
         environment.env_int("X_NUM", 1)
 
 
+@pytest.mark.parametrize(
+    ("rate", "expected"),
+    [
+        ("600/minute", (600, 60)),
+        ("10/15m", (10, 900)),
+        (" 5 / 2 hours ", (5, 7200)),
+        ("1/d", (1, 86400)),
+    ],
+)
+def test_parse_rate_reads_counts_and_periods(rate, expected):
+    assert environment.parse_rate(rate) == expected
+
+
+def test_env_rate_rejects_nonsense_in_one_sentence(monkeypatch):
+    monkeypatch.setenv("X_RATE", "10/15m")
+    assert environment.env_rate("X_RATE", "1/s") == "10/15m"
+    for bad in ["ten/minute", "10/fortnight", "0/m", "10/0m", "10"]:
+        monkeypatch.setenv("X_RATE", bad)
+        with pytest.raises(ImproperlyConfigured, match=r"X_RATE must be a rate such as 100/minute"):
+            environment.env_rate("X_RATE", "1/s")
+
+
 def test_secret_key_is_generated_once_and_kept(tmp_path: Path, monkeypatch):
     monkeypatch.delenv("CFANNOTATE_SECRET_KEY", raising=False)
     first = environment.secret_key(production=False, state_dir=tmp_path)

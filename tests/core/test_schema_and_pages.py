@@ -33,8 +33,10 @@ def test_htmx_requests_carry_the_csrf_token(client, db):
     assert 'hx-headers=\'{"X-CSRFToken": "' in html
 
 
-def test_admin_login_page_is_served(client, db):
-    assert client.get("/admin/login/").status_code == 200
+def test_admin_login_leads_to_the_login_page(client, db):
+    response = client.get("/admin/login/", follow=True)
+    assert response.status_code == 200
+    assert response.redirect_chain == [("/accounts/login/?next=/admin/", 302)]
 
 
 def test_the_favicon_address_leads_to_the_svg_icon(client):

@@ -34,6 +34,17 @@ def test_unknown_database_scheme_is_one_sentence(tmp_path):
     _assert_one_clear_line(result, "configuration error", "DATABASE_URL")
 
 
+def test_unreadable_rate_limit_is_one_sentence(tmp_path):
+    result = run_manage(
+        "check",
+        env={
+            "CFANNOTATE_LOGIN_FAILURE_RATE": "ten a minute",
+            "CFANNOTATE_STATE_DIR": str(tmp_path),
+        },
+    )
+    _assert_one_clear_line(result, "CFANNOTATE_LOGIN_FAILURE_RATE must be a rate such as")
+
+
 def test_production_without_secret_is_one_sentence(tmp_path):
     result = run_manage(
         "check",

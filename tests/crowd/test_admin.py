@@ -6,17 +6,30 @@ from django.urls import reverse
 
 from cfannotate.crowd.models import (
     AssignmentReview,
+    BlockScope,
     InvitationLink,
     MTurkHit,
+    PersonalLink,
     PlatformAction,
     Publication,
     Worker,
+    WorkerBlock,
     WorkerStatus,
 )
+from cfannotate.crowd.services import personal_link_create
 from tests.factories import make_assignment, make_platform_records, make_user, make_worker
 
 pytestmark = pytest.mark.django_db
-CROWD_MODELS = [Worker, Publication, MTurkHit, InvitationLink, AssignmentReview, PlatformAction]
+CROWD_MODELS = [
+    Worker,
+    Publication,
+    MTurkHit,
+    InvitationLink,
+    PersonalLink,
+    WorkerBlock,
+    AssignmentReview,
+    PlatformAction,
+]
 
 
 @pytest.fixture
@@ -27,7 +40,16 @@ def staff(client):
 
 @pytest.fixture
 def populated(campaign):
-    make_platform_records(campaign, make_assignment(campaign))
+    assignment = make_assignment(campaign)
+    make_platform_records(campaign, assignment)
+    personal_link_create(campaign=campaign, worker_name="ann")
+    WorkerBlock.objects.create(
+        worker=assignment.worker,
+        scope=BlockScope.CAMPAIGN,
+        researcher=campaign.owner,
+        campaign=campaign,
+        reason="Spam.",
+    )
     return campaign
 
 
@@ -62,3 +84,15 @@ def test_the_block_action_blocks_link_workers(staff, db):
     assert f"Blocked {worker}" in response.content.decode()
     worker.refresh_from_db()
     assert worker.status == WorkerStatus.BLOCKED and worker.blocked_reason == "Blocked by root."
+
+
+def test_revoking_a_personal_link_in_the_admin_uses_the_service(staff, campaign):
+    link = personal_link_create(campaign=campaign, worker_name="ann")
+    response = staff.post(
+        reverse("admin:crowd_personallink_changelist"),
+        {"action": "revoke_links", "_selected_action": [link.pk]},
+        follow=True,
+    )
+    assert "Revoked 1 personal link(s)." in response.content.decode()
+    link.refresh_from_db()
+    assert link.revoked_at is not None

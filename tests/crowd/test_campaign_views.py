@@ -1,9 +1,23 @@
 """The crowd block of the campaign page: owner-only, htmx fragments, clear errors."""
 
-import pytest
-from django.urls import reverse
+import re
+from datetime import timedelta
 
-from cfannotate.crowd.models import InvitationLink, Platform, PlatformAction, Publication, Worker
+import pytest
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+
+from cfannotate.crowd.models import (
+    InvitationLink,
+    PersonalLink,
+    Platform,
+    PlatformAction,
+    Publication,
+    Worker,
+    WorkerBlock,
+)
+from cfannotate.crowd.services import personal_link_create
 from cfannotate.labeling.assignments import assignment_start
 from tests.crowd.conftest import finish
 from tests.factories import make_labeling_campaign, make_user, make_worker
@@ -122,7 +136,11 @@ def test_review_buttons_for_link_workers(owner, campaign):
         _url("crowd-block", campaign, assignment.worker_id), {"reason": "Spam"}, headers=HTMX
     )
     assert blocked.status_code == 200 and "Blocked worker" in blocked.text
-    assert Worker.objects.get(pk=assignment.worker_id).status == "blocked"
+    assert "from all your campaigns" in blocked.text
+    assert "blocked from your campaigns" in blocked.text
+    # A researcher's block is theirs: the worker stays active for everyone else.
+    assert Worker.objects.get(pk=assignment.worker_id).status == "active"
+    assert WorkerBlock.objects.get(worker_id=assignment.worker_id).scope == "researcher"
 
 
 def test_review_errors_are_fragments_with_their_status(owner, campaign):
@@ -149,3 +167,44 @@ def test_sync_from_the_page_reports_what_it_found(owner, campaign, prolific):
     prolific.studies["s" * 24] = {"id": "s" * 24, "status": "ACTIVE"}
     response = owner.post(_url("crowd-sync", campaign), headers=HTMX)
     assert response.status_code == 200 and "Status synced: 0 checked, 1 updated." in response.text
+
+
+def test_personal_links_are_made_listed_and_revoked_from_the_page(owner, campaign):
+    created = owner.post(
+        _url("crowd-personal-link-create", campaign), {"worker": "ann", "days": "14"}, headers=HTMX
+    )
+    assert created.status_code == 200 and "Created a personal link for ann" in created.text
+    link = PersonalLink.objects.get()
+    assert (link.worker.external_id, link.created_by) == ("ann", campaign.owner)
+    assert timedelta(days=13) < link.expires_at - timezone.now() <= timedelta(days=14)
+    url = re.search(r'value="(https://labels.example.org/join/personal/[^"]+)"', created.text)
+    path = url.group(1).removeprefix("https://labels.example.org")
+    worker = Client()
+    assert worker.post(path).status_code == 302
+    revoked = owner.post(_url("crowd-personal-link-revoke", campaign, link.id), headers=HTMX)
+    assert revoked.status_code == 200 and "Revoked the personal link of ann" in revoked.text
+    assert "/join/personal/" not in revoked.text  # a revoked link is no longer shown
+    assert worker.post(path).status_code == 403
+
+
+def test_personal_links_are_the_owners_only_and_refuse_bad_input(owner, campaign):
+    bad = [({"worker": "link-abcdefghijklmnop", "days": "3"}, "kept for anonymous"),
+           ({"worker": "ann", "days": "400"}, "Please correct"),
+           ({"worker": "", "days": "3"}, "Please correct")]  # fmt: skip
+    for form, message in bad:
+        response = owner.post(_url("crowd-personal-link-create", campaign), form, headers=HTMX)
+        assert response.status_code == 400 and message in response.text
+    assert not PersonalLink.objects.exists()
+    link = personal_link_create(campaign=campaign, worker_name="ann")
+    stranger = Client()
+    stranger.force_login(make_user())
+    for url in (
+        _url("crowd-personal-link-create", campaign),
+        _url("crowd-personal-link-revoke", campaign, link.id),
+    ):
+        assert stranger.post(url, {"worker": "eve", "days": "3"}).status_code == 404
+    elsewhere = make_labeling_campaign(units=1)
+    other_campaigns = personal_link_create(campaign=elsewhere, worker_name="ann")
+    missing = owner.post(_url("crowd-personal-link-revoke", campaign, other_campaigns.id))
+    assert missing.status_code == 404 and "No personal link" in missing.text
+    assert not PersonalLink.objects.filter(revoked_at__isnull=False).exists()

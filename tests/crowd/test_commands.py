@@ -6,7 +6,15 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from cfannotate.crowd.models import InvitationLink, PlatformAction, Publication, WorkerStatus
+from cfannotate.crowd.models import (
+    BlockScope,
+    InvitationLink,
+    PersonalLink,
+    PlatformAction,
+    Publication,
+    WorkerBlock,
+    WorkerStatus,
+)
 from cfannotate.labeling.assignments import assignment_start
 from tests.crowd.conftest import finish
 from tests.factories import make_worker
@@ -26,6 +34,16 @@ def test_crowd_link_prints_the_link(campaign):
     out = _run("crowd_link", str(campaign.id), "--name", "Lab", "--quota", "5")
     assert "for 5 assignments: https://labels.example.org/join/link/" in out
     assert InvitationLink.objects.get().quota == 5
+
+
+def test_crowd_link_prints_a_personal_link(campaign):
+    out = _run("crowd_link", str(campaign.id), "--worker", "ann", "--days", "3")
+    assert "Personal link of 'ann', until " in out
+    assert "https://labels.example.org/join/personal/" in out
+    link = PersonalLink.objects.get()
+    assert link.worker.external_id == "ann"
+    with pytest.raises(CommandError, match="valid for 1 to 365 days"):
+        _run("crowd_link", str(campaign.id), "--worker", "ann", "--days", "0")
 
 
 @pytest.mark.parametrize(
@@ -66,6 +84,23 @@ def test_crowd_review_decides_on_link_work(campaign):
         WorkerStatus.BLOCKED
     )
     assert PlatformAction.objects.get(action="bonus").amount == Decimal("0.40")
+
+
+def test_crowd_review_blocks_for_a_campaigns_researcher_or_everywhere(campaign):
+    worker = finish(assignment_start(campaign=campaign, worker=make_worker())).worker
+    out = _run(
+        "crowd_review", "block", str(worker.id), "--reason", "Spam",
+        "--campaign", str(campaign.id), "--campaign-only",
+    )  # fmt: skip
+    assert f"Blocked {worker} from campaign {campaign.id}." in out
+    assert WorkerBlock.objects.get().scope == BlockScope.CAMPAIGN
+    out = _run("crowd_review", "block", str(worker.id), "--reason", "Spam", "--campaign",
+               str(campaign.id))  # fmt: skip
+    assert f"from every campaign of {campaign.owner}" in out
+    worker.refresh_from_db()
+    assert worker.status == WorkerStatus.ACTIVE
+    with pytest.raises(CommandError, match="--campaign-only needs --campaign"):
+        _run("crowd_review", "block", str(worker.id), "--reason", "x", "--campaign-only")
 
 
 def test_mturk_publish_command(campaign, mturk_stub):

@@ -7,6 +7,7 @@ from xml.etree import ElementTree
 
 import pytest
 from botocore.exceptions import EndpointConnectionError
+from django.test import Client
 from django.urls import reverse
 
 from cfannotate.core.exceptions import Conflict, InvalidInput
@@ -14,6 +15,7 @@ from cfannotate.crowd import review
 from cfannotate.crowd.models import (
     ActionOutcome,
     AssignmentReview,
+    BlockScope,
     MTurkHit,
     Platform,
     PlatformAction,
@@ -26,6 +28,7 @@ from cfannotate.crowd.providers import NotVerified, PlatformError, mturk
 from cfannotate.crowd.providers.mturk import MTurkOptions, answer_fields, external_question
 from cfannotate.crowd.publishing import entry_url, mturk_publish, platform_sync
 from cfannotate.crowd.tokens import assignment_token_read, worker_token
+from cfannotate.labeling.assignments import assignment_return
 from cfannotate.labeling.models import Assignment, AssignmentState, LabelingUnit
 from tests.crowd.conftest import (
     SUBMIT_SANDBOX,
@@ -299,19 +302,45 @@ def test_a_blocked_worker_cannot_enter(client, campaign):
     assert response.status_code == 403 and not Assignment.objects.exists()
 
 
-def test_a_new_mturk_assignment_takes_over_the_work_in_progress(client, campaign):
-    """The worker returned the HIT and accepted another: the work moves to the new one."""
+def test_a_second_mturk_assignment_with_only_the_worker_id_takes_nothing_over(client, campaign):
+    """Anyone can type a worker id into the URL: work never moves to another MTurk assignment.
+
+    The attacker has a HIT of their own (ASSIGN2 on HIT2) and the victim's worker id.
+    """
+    make_mturk_publication(campaign, hit_ids=("HIT1", "HIT2"))
+    victims, own = _entered(client, campaign)
+    attacker = Client()
+    path = entry_path(Publication.objects.get(), **mturk_params(assignment="ASSIGN2", hit="HIT2"))
+    refused = attacker.get(path)
+    assert refused.status_code == 409 and "Location" not in refused
+    page = refused.content.decode()
+    assert "This task is open in another session" in page and "another MTurk assignment" in page
+    assert 'class="site-header worker-header"' in page  # the worker layout
+    assert "ASSIGN1" not in page  # the bound assignment id is never shown
+    assert "https://www.mturk.com" in refused["Content-Security-Policy"]  # shows in the frame
+    victims.refresh_from_db()
+    assert (victims.platform_assignment_id, victims.platform_task_id) == ("ASSIGN1", "HIT1")
+    assert Assignment.objects.count() == 1
+    # The victim's own session goes on: its pages, and MTurk re-opening the HIT.
+    assert client.get(own["Location"]).status_code in (200, 302)
+    again, reopened = _entered(client, campaign)
+    assert again.id == victims.id and reopened["Location"] == own["Location"]
+
+
+def test_after_the_first_assignment_ends_a_new_mturk_assignment_starts_afresh(client, campaign):
+    """The worker returned the HIT and accepted another: once the first one has ended
+    (its lease ran out, or a status sync saw it returned), the new one starts new work."""
     make_mturk_publication(campaign, hit_ids=("HIT1", "HIT2"))
     first, old = _entered(client, campaign)
-    moved, new = _entered(client, campaign, assignment="ASSIGN2", hit="HIT2")
-    assert moved.id == first.id and (moved.platform_assignment_id, moved.platform_task_id) == (
-        "ASSIGN2",
-        "HIT2",
-    )
-    # The token bound to the old MTurk assignment no longer opens the pages.
-    stale = client.get(old["Location"])
-    assert stale.status_code == 403 and b"earlier assignment" in stale.content
+    second_hit = mturk_params(assignment="ASSIGN2", hit="HIT2")
+    assert client.get(entry_path(Publication.objects.get(), **second_hit)).status_code == 409
+    assignment_return(assignment=first)
+    second, new = _entered(client, campaign, assignment="ASSIGN2", hit="HIT2")
+    assert second.id != first.id
+    assert (second.platform_assignment_id, second.platform_task_id) == ("ASSIGN2", "HIT2")
     assert client.get(new["Location"]).status_code in (200, 302)
+    ended = client.get(old["Location"])
+    assert ended.status_code == 410 and b"You returned this assignment" in ended.content
 
 
 # --- Completion ------------------------------------------------------------------------------
@@ -510,13 +539,18 @@ def test_block_blocks_on_mturk_and_here_and_frees_work_in_progress(client, campa
         {},
         expected_params={"WorkerId": "AWORKER1", "Reason": "Random answers on gold rounds."},
     )
-    review.worker_block(worker=assignment.worker, reason="Random answers on gold rounds.")
+    review.worker_block(
+        worker=assignment.worker,
+        reason="Random answers on gold rounds.",
+        scope=BlockScope.EVERYWHERE,
+    )
     assignment.refresh_from_db()
     assert assignment.state == AssignmentState.RETURNED
     assert not LabelingUnit.objects.filter(claims__gt=0).exists()
     worker = Worker.objects.get(pk=assignment.worker_id)
     assert worker.status == WorkerStatus.BLOCKED and worker.blocked_reason.startswith("Random")
-    review.worker_block(worker=worker, reason="Again.")  # done already: no second call
+    # Done already: no second call.
+    review.worker_block(worker=worker, reason="Again.", scope=BlockScope.EVERYWHERE)
     response = client.get(entry_path(Publication.objects.get(), **mturk_params(assignment="A9")))
     assert response.status_code == 403
 
@@ -524,7 +558,7 @@ def test_block_blocks_on_mturk_and_here_and_frees_work_in_progress(client, campa
 def test_a_refused_block_still_blocks_here_and_says_so(submitted, mturk_stub):
     mturk_stub.add_client_error("create_worker_block", service_message="Worker unknown")
     with pytest.raises(PlatformError, match=r"Blocked here, but not on the platform: .*unknown"):
-        review.worker_block(worker=submitted.worker, reason="Spam.")
+        review.worker_block(worker=submitted.worker, reason="Spam.", scope=BlockScope.EVERYWHERE)
     assert Worker.objects.get(pk=submitted.worker_id).status == WorkerStatus.BLOCKED
 
 

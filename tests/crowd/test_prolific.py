@@ -3,6 +3,7 @@
 from decimal import Decimal
 
 import pytest
+from django.test import Client
 from django.urls import reverse
 
 from cfannotate.core.exceptions import InvalidInput
@@ -10,6 +11,7 @@ from cfannotate.crowd import review
 from cfannotate.crowd.models import (
     ActionOutcome,
     AssignmentReview,
+    BlockScope,
     PlatformAction,
     Publication,
     ReviewDecision,
@@ -120,6 +122,23 @@ def test_entry_binds_participant_study_and_session_and_resumes(client, campaign)
     assert _entered(client, campaign).id == assignment.id
 
 
+def test_a_second_session_with_only_the_participant_id_takes_nothing_over(client, campaign):
+    """Anyone who knows a PROLIFIC_PID can put it in the URL, with a session id of their own."""
+    victims = _entered(client, campaign)
+    own_pages = reverse("worker-start", kwargs={"token": worker_token(victims)})
+    refused = _enter(Client(), Publication.objects.get(), session="7b" + "2" * 22)
+    assert refused.status_code == 409 and "Location" not in refused
+    page = refused.content.decode()
+    assert "This task is open in another session" in page and "another Prolific session" in page
+    assert SESSION not in page and 'class="site-header worker-header"' in page
+    victims.refresh_from_db()
+    assert (victims.platform_assignment_id, victims.platform_task_id) == (SESSION, STUDY)
+    assert Assignment.objects.count() == 1
+    # The participant's own session coming back resumes, and their pages still work.
+    assert _entered(client, campaign).id == victims.id
+    assert client.get(own_pages).status_code in (200, 302)
+
+
 def test_opened_without_prolifics_parameters_it_is_only_a_preview(client, campaign):
     publication = make_prolific_publication(campaign)
     response = client.get(entry_path(publication))
@@ -220,14 +239,18 @@ def test_a_bonus_whose_payment_answer_was_lost_is_not_paid_again(submitted, prol
 
 def test_block_adds_the_participant_to_the_blocklist_group(submitted, prolific, settings):
     settings.CROWD_PROLIFIC_BLOCKLIST_GROUP = "group1"
-    review.worker_block(worker=submitted.worker, reason="Random answers.")
+    review.worker_block(
+        worker=submitted.worker, reason="Random answers.", scope=BlockScope.EVERYWHERE
+    )
     assert prolific.groups["group1"] == {PID}
     assert Worker.objects.get(pk=submitted.worker_id).status == WorkerStatus.BLOCKED
     assert PlatformAction.objects.get(action="block").outcome == ActionOutcome.SUCCEEDED
 
 
 def test_block_without_a_blocklist_group_is_recorded_as_local(submitted, prolific):
-    review.worker_block(worker=submitted.worker, reason="Random answers.")
+    review.worker_block(
+        worker=submitted.worker, reason="Random answers.", scope=BlockScope.EVERYWHERE
+    )
     assert prolific.groups == {}
     action = PlatformAction.objects.get(action="block")
     assert action.outcome == ActionOutcome.LOCAL and "blocklist" in action.response["note"]

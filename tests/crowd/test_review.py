@@ -10,6 +10,7 @@ from cfannotate.core.exceptions import CfannotateError, Conflict, InvalidInput
 from cfannotate.crowd import review
 from cfannotate.crowd.models import (
     ActionOutcome,
+    BlockScope,
     Platform,
     PlatformAction,
     ReviewDecision,
@@ -35,7 +36,9 @@ def test_link_decisions_are_recorded_here_only(link_work):
     review.worker_bonus(
         assignment=link_work, amount=Decimal("1.5"), reason="Gold all right", unique_token="k1"
     )
-    review.worker_block(worker=link_work.worker, reason="Leaving the lab.")
+    review.worker_block(
+        worker=link_work.worker, reason="Leaving the lab.", scope=BlockScope.EVERYWHERE
+    )
     actions = PlatformAction.objects.order_by("id")
     assert [(a.action, a.outcome) for a in actions] == [
         ("approve", ActionOutcome.LOCAL),
@@ -132,7 +135,9 @@ def test_every_contract_error_is_a_cfannotate_error(link_work):
     with pytest.raises(CfannotateError):
         review.assignment_reject(assignment=link_work, feedback="")
     with pytest.raises(CfannotateError):
-        review.worker_block(worker=link_work.worker, reason="")
+        review.worker_block(worker=link_work.worker, reason="", scope=BlockScope.EVERYWHERE)
+    with pytest.raises(CfannotateError):  # a researcher's block names its campaign
+        review.worker_block(worker=link_work.worker, reason="x", scope=BlockScope.RESEARCHER)
     assert Worker.objects.get(pk=link_work.worker_id).status == WorkerStatus.ACTIVE
 
 

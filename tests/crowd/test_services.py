@@ -4,8 +4,9 @@ import pytest
 from django.utils import timezone
 
 from cfannotate.core.exceptions import Conflict, Expired, Forbidden, InvalidInput
-from cfannotate.crowd.models import Platform, Worker, WorkerStatus
+from cfannotate.crowd.models import BlockScope, Platform, Worker, WorkerStatus
 from cfannotate.crowd.services import (
+    SessionInFlight,
     assignment_enter,
     invitation_link_close,
     invitation_link_create,
@@ -13,7 +14,7 @@ from cfannotate.crowd.services import (
     worker_block_local,
     worker_get_or_create,
 )
-from cfannotate.labeling.assignments import NoWorkLeft
+from cfannotate.labeling.assignments import AssignmentInFlight, NoWorkLeft, assignment_start
 from cfannotate.labeling.models import Assignment, AssignmentState, LabelingUnit
 from tests.factories import make_labeling_campaign, make_worker
 
@@ -82,6 +83,25 @@ def test_another_worker_cannot_take_over_a_platform_assignment(open_campaign):
         )
 
 
+def test_a_second_session_of_the_same_worker_is_refused_not_rebound(open_campaign):
+    worker = worker_get_or_create(platform=Platform.PROLIFIC, external_id="p1")
+    first = assignment_enter(
+        campaign=open_campaign, worker=worker, platform_assignment_id="S1", platform_task_id="ST"
+    )
+    with pytest.raises(SessionInFlight, match="another Prolific session"):
+        assignment_enter(
+            campaign=open_campaign,
+            worker=worker,
+            platform_assignment_id="S2",
+            platform_task_id="ST",
+        )
+    first.refresh_from_db()
+    assert first.platform_assignment_id == "S1" and Assignment.objects.count() == 1
+    # Nor does the labeling engine hand one session's work to another.
+    with pytest.raises(AssignmentInFlight):
+        assignment_start(campaign=open_campaign, worker=worker, platform_assignment_id="S2")
+
+
 def test_an_expired_platform_assignment_says_so(open_campaign):
     worker = worker_get_or_create(platform=Platform.PROLIFIC, external_id="p1")
     assignment = assignment_enter(
@@ -137,7 +157,7 @@ def test_a_closed_link_and_bad_link_settings(open_campaign):
 def test_blocking_here_ends_work_in_progress_and_frees_its_units(open_campaign):
     worker = make_worker()
     assignment = link_enter(campaign=open_campaign, worker=worker, link=None)
-    assert worker_block_local(worker=worker, reason="Spam") == 1
+    assert worker_block_local(worker=worker, reason="Spam", scope=BlockScope.EVERYWHERE) == 1
     assignment.refresh_from_db()
     assert assignment.state == AssignmentState.RETURNED
     assert not LabelingUnit.objects.filter(claims__gt=0).exists()

@@ -78,8 +78,13 @@ def test_bad_input_is_one_clear_line(labeled, tmp_path):
         call_command("evaluate", str(labeled.campaign.id), "--predictions", str(tmp_path / "x"))
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"id": 1}\n[1]\n', encoding="utf-8")
-    with pytest.raises(CommandError, match="line 2 is not a JSON object"):
+    with pytest.raises(CommandError, match="line 2: Each line must be a JSON object"):
         call_command("evaluate", str(labeled.campaign.id), "--predictions", str(broken))
+    latin1 = tmp_path / "latin1.jsonl"
+    latin1.write_bytes(b'{"id": "caf\xe9", "label": "positive"}\n')
+    with pytest.raises(CommandError, match=r"not UTF-8 text: line 1 has the byte 0xE9") as caught:
+        call_command("evaluate", str(labeled.campaign.id), "--predictions", str(latin1))
+    assert "encoding='utf-8'" in str(caught.value) and "\n" not in str(caught.value)
     incomplete = _write_jsonl(tmp_path / "p.jsonl", exact_predictions(labeled)[:3])
     with pytest.raises(CommandError, match="The predictions are incomplete"):
         call_command("evaluate", str(labeled.campaign.id), "--predictions", incomplete)

@@ -82,10 +82,31 @@ def test_a_bad_form_is_a_400_fragment_that_says_why(client, researcher, campaign
     assert bad_seeds.status_code == 400
     assert "seeds: Give whole numbers separated by commas" in bad_seeds.content.decode()
     assert bad_file.status_code == 400
-    assert "line 1 is not JSON" in bad_file.content.decode()
+    assert "line 1: Not valid JSON" in bad_file.content.decode()
     assert not_enough.status_code == 400
     assert "no contrast set yet" in not_enough.content.decode()
     assert 'id="evaluation"' in not_enough.content.decode()
+    assert not Evaluation.objects.exists()
+
+
+def test_a_latin1_predictions_file_is_refused_with_the_byte_and_the_fix(
+    client, researcher, labeled
+):
+    client.force_login(researcher)
+    rows = [json.dumps(row) for row in exact_predictions(labeled)]
+    rows[1] = '{"id": "été", "label": "positive"}'
+    content = "\n".join(rows).encode("latin-1")
+
+    response = client.post(
+        reverse("evaluation-run", args=[labeled.campaign.id]),
+        {"kind": "table2", "predictions": SimpleUploadedFile("p.jsonl", content)},
+    )
+
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert "The predictions file is refused: The file is not UTF-8 text: line 2 has" in html
+    assert "encoding=&#x27;utf-8&#x27;" in html
+    assert "line 2: Byte 0xE9 (&#x27;é&#x27; in Windows-1252) at character 9" in html
     assert not Evaluation.objects.exists()
 
 

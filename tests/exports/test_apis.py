@@ -51,7 +51,7 @@ def test_judgments_with_gold_on_request(api_client, labeled):
     with_gold = api_client.get(url(labeled.campaign, "judgments", "?include_gold=true"))
 
     assert len(body(real).splitlines()) == 27
-    assert len(body(with_gold).splitlines()) == 45
+    assert len(body(with_gold).splitlines()) == 54  # 18 gold, 9 training
     assert with_gold["Content-Disposition"].endswith('-judgments-with-gold.jsonl"')
 
 

@@ -36,7 +36,7 @@ def test_export_csv_to_standard_output_by_slug(labeled):
 
     lines = out.getvalue().splitlines()
     assert lines[0].startswith("judgment_id,round_kind,assignment_id,worker_id,")
-    assert len(lines) == 1 + 45
+    assert len(lines) == 1 + 54  # 27 real, 18 gold, 9 training
 
 
 @pytest.mark.parametrize(

@@ -121,7 +121,11 @@ def test_gold_judgments_come_with_their_expected_answers_on_request(labeled):
     rows = list(judgment_rows(labeled.campaign, include_gold=True))
 
     gold = [row for row in rows if row["round_kind"] == "gold"]
-    assert len(rows) == 27 + len(gold) and len(gold) == 18  # 2 gold rounds of 3, 3 workers
+    training = [row for row in rows if row["round_kind"] == "training"]
+    assert len(gold) == 18  # 2 gold rounds of 3, 3 workers
+    assert len(training) == 9  # 1 training round of 3, 3 workers
+    assert len(rows) == 27 + 18 + 9
+    assert all(row["expected_label"] is not None for row in training)
     assert {row["expected_valid"] for row in gold} == {True}
     hasty = labeled.workers["hasty"].external_id
     assert all(

@@ -58,3 +58,15 @@ def test_only_the_owner_may_open_and_only_by_post(client, other_researcher, camp
     client.force_login(campaign.owner)
     assert client.get(url).status_code == 405
     assert client.get(reverse("labeling-block", args=[campaign.id])).status_code == 200
+
+
+def test_opening_right_after_an_import_waits_for_the_units_being_built(logged_in, campaign):
+    from cfannotate.labeling.tasks import select_units
+
+    make_original(campaign)
+    select_units.enqueue(campaign.id)  # what an import or a finished run queues
+    response = logged_in.post(reverse("labeling-open", args=[campaign.id]))
+    assert response.status_code == 200
+    assert "still being built" in response.content.decode()
+    campaign.refresh_from_db()
+    assert campaign.status == CampaignStatus.LABELING

@@ -97,3 +97,18 @@ def test_the_command_imports_and_reports_errors_in_one_line(tmp_path):
         call_command("import_gold", "999999", str(bad))
     with pytest.raises(CommandError, match="No file at"):
         call_command("import_gold", str(campaign.id), str(tmp_path / "missing.jsonl"))
+
+
+def test_the_command_names_the_byte_of_a_file_that_is_not_utf8(tmp_path):
+    campaign = make_campaign()
+    original = make_original(campaign)
+    latin1 = tmp_path / "gold.jsonl"
+    record = _record(original)
+    record["items"][0]["explanation"] = "Le mot « bien » devient « mal »."
+    latin1.write_bytes(json.dumps(record, ensure_ascii=False).encode("latin-1") + b"\n")
+    with pytest.raises(CommandError) as caught:
+        call_command("import_gold", str(campaign.id), str(latin1))
+    message = str(caught.value)
+    assert message.startswith("The file is not UTF-8 text: line 1 has the byte 0xAB")
+    assert "encoding='utf-8'" in message and "\n" not in message
+    assert not GoldRound.objects.exists()

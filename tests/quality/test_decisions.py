@@ -6,7 +6,7 @@ import pytest
 
 from cfannotate.campaigns.models import Campaign
 from cfannotate.core.exceptions import Conflict, InvalidInput
-from cfannotate.crowd.models import WorkerStatus
+from cfannotate.crowd.models import BlockScope, WorkerBlock, WorkerStatus
 from cfannotate.quality.decisions import (
     decision_apply,
     decision_update,
@@ -136,8 +136,11 @@ def test_confirmed_decisions_are_sent_once(crowd, researcher):
     applied, failed = decisions_apply(campaign=campaign)
     assert (applied, failed) == (4, 0)
     assert set(WorkerDecision.objects.values_list("state", flat=True)) == {DecisionState.APPLIED}
+    # The researcher's block keeps the guesser out of their campaigns, not the site's.
     guesser.refresh_from_db()
-    assert guesser.status == WorkerStatus.BLOCKED
+    assert guesser.status == WorkerStatus.ACTIVE
+    block = WorkerBlock.objects.get(worker=guesser)
+    assert (block.scope, block.researcher_id) == (BlockScope.RESEARCHER, campaign.owner_id)
     # Sent decisions are final.
     decision = WorkerDecision.objects.first()
     with pytest.raises(Conflict):

@@ -5,12 +5,13 @@ import pytest
 from cfannotate.quality.rules import (
     FilterSettings,
     WorkerEvidence,
+    gold_needed,
     passes_c2,
     total_variation,
     worker_verdict,
 )
 
-C2 = FilterSettings(min_median_seconds=18.0, min_gold_correct=4, distribution_threshold=0.35)
+C2 = FilterSettings(min_median_seconds=18.0, min_gold_share=4 / 6, distribution_threshold=0.35)
 BALANCED = {"positive": 50, "negative": 50}
 
 
@@ -109,3 +110,35 @@ def test_a_threshold_of_one_turns_the_distribution_filter_off():
     assert worker_verdict(
         evidence, others_label_counts={"negative": 9}, settings=settings
     ).qualified
+
+
+@pytest.mark.parametrize(
+    ("total", "share", "needed"),
+    [(6, 4 / 6, 4), (3, 4 / 6, 2), (9, 4 / 6, 6), (6, 0.67, 4), (6, 1.0, 6), (6, 0.0, 0)],
+)
+def test_the_gold_share_is_rounded_to_a_count(total, share, needed):
+    assert gold_needed(total, share) == needed
+
+
+def test_the_gold_rule_is_a_share_not_a_running_count():
+    # A random clicker gets some gold right in every assignment: 2 of 6, five times, is
+    # 10 right ("at least 4"), but a share of a third.
+    result = verdict([30] * 25, gold_right=10, gold_total=30)
+    assert not result.qualified
+    assert result.reasons == ("10 of 30 gold counterfactuals right, fewer than 20",)
+
+
+def test_a_careful_worker_keeps_passing_as_their_gold_grows():
+    # 85 % right over many assignments: the share holds, where "every assignment must
+    # pass" would drop a careful worker sooner or later (0.89 per assignment of 4 gold).
+    assert verdict([30] * 40, gold_right=34, gold_total=40).qualified
+
+
+def test_one_gold_round_needs_two_of_three():
+    assert verdict([30] * 5, gold_right=2, gold_total=3).qualified
+    assert not verdict([30] * 5, gold_right=1, gold_total=3).qualified
+
+
+def test_speeding_up_once_gold_ran_out_is_caught_by_the_time_rule():
+    # Rounds without gold still count towards the median time per round.
+    assert not verdict([30] * 5 + [4] * 6, gold_right=5).qualified

@@ -1,16 +1,24 @@
 """Quality control through the real labeling path: C.2 verdicts, the vote, re-queues."""
 
+import random
 from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
-from cfannotate.labeling.assignments import assignment_start, assignments_expire
+from cfannotate.labeling.assignments import NoWorkLeft, assignment_start, assignments_expire
 from cfannotate.labeling.models import LabelingUnit
 from cfannotate.labeling.rounds import Answer, round_serve, round_submit
+from cfannotate.labeling.services import labeling_open, labeling_pause
 from cfannotate.quality.models import AggregatedLabel, WorkerQuality
-from cfannotate.quality.services import quality_refresh
-from cfannotate.quality.tasks import assess_assignment
+from cfannotate.quality.services import (
+    candidates_aggregate,
+    quality_refresh,
+    units_requeue,
+    workers_assess,
+)
+from cfannotate.quality.tasks import assess_assignment, sweep_labeling, sweep_schedule
 from tests.factories import make_labeling_campaign, make_worker
 from tests.quality.conftest import START, work
 
@@ -89,16 +97,16 @@ def test_requeues_stop_at_the_cap(db):
     work(campaign, real=lambda _: (True, "negative"))
     work(campaign, real=lambda _: (True, "positive"))
     assert quality_refresh(campaign=campaign).requeued_units == 4
-    # The extra judgment comes from a worker the filter removes: still disputed, but the
-    # cap of one extra judgment is reached.
+    # The extra judgment comes from a worker the filter removes: their round is replaced
+    # outside the cap (one more judgment needed), but no further re-queue for the dispute.
     work(campaign, seconds=5, gold_right=1, real=lambda _: (True, "positive"))
     assert quality_refresh(campaign=campaign).requeued_units == 0
     assert AggregatedLabel.objects.filter(candidate__campaign=campaign, needs_more=True).count()
     units = LabelingUnit.objects.filter(campaign=campaign)
-    assert {(u.judgments_needed, u.requeues, u.completed) for u in units} == {(3, 1, 3)}
+    assert {(u.judgments_needed, u.requeues, u.completed) for u in units} == {(4, 1, 3)}
 
 
-def test_votes_of_filtered_workers_do_not_count_and_their_units_get_fresh_votes(ten_units):
+def test_votes_of_filtered_workers_do_not_count_and_their_rounds_are_replaced(ten_units):
     work(ten_units, real=lambda _: (True, "negative"))
     work(ten_units, seconds=5, gold_right=2, real=lambda _: (True, "positive"))  # filtered
     quality_refresh(campaign=ten_units)
@@ -106,17 +114,29 @@ def test_votes_of_filtered_workers_do_not_count_and_their_units_get_fresh_votes(
     aggregate = AggregatedLabel.objects.filter(candidate__campaign=ten_units).first()
     assert (aggregate.votes, aggregate.qualified_votes, aggregate.kept) == (2, 1, False)
     assert aggregate.needs_more
-    units = LabelingUnit.objects.filter(campaign=ten_units, requeues__gt=0)
+    # One judgment more for each unit the filtered worker held, not counted as a re-queue.
+    units = LabelingUnit.objects.filter(campaign=ten_units, judgments_needed=3)
     assert units.count() == 4
-    assert {u.judgments_needed for u in units} == {3}  # one more qualified vote is missing
+    assert {u.requeues for u in units} == {0}
 
 
-def test_a_unit_is_not_requeued_while_one_of_its_workers_is_still_working(ten_units):
+def test_a_unit_waits_for_the_verdict_of_every_worker_who_judged_it(ten_units):
+    first, _ = work(ten_units, real=lambda _: (True, "negative"))
+    second, _ = work(ten_units, real=lambda _: (True, "positive"))
+    workers_assess(campaign=ten_units, worker_ids=[first.id])
+    candidates_aggregate(campaign=ten_units)
+    assert units_requeue(campaign=ten_units) == 0  # the second worker has no verdict yet
+    workers_assess(campaign=ten_units, worker_ids=[second.id])
+    assert units_requeue(campaign=ten_units) == 4
+
+
+def test_a_worker_who_comes_back_for_more_does_not_hold_up_requeues(ten_units):
+    # Crowdworkers take assignment after assignment; the units of their earlier ones go
+    # back on the queue as soon as their verdicts are in (this stalled labeling before).
     work(ten_units, real=lambda _: (True, "negative"))
     second, _ = work(ten_units, real=lambda _: (True, "positive"))
-    # The second worker comes back for more: their verdict may still change.
     assignment_start(campaign=ten_units, worker=second)
-    assert quality_refresh(campaign=ten_units).requeued_units == 0
+    assert quality_refresh(campaign=ten_units).requeued_units == 4
     assert not quality_of(ten_units, second).settled
 
 
@@ -134,7 +154,9 @@ def test_quality_runs_in_the_background_once_an_assignment_ends(
     settings.TASKS = IMMEDIATE_TASKS  # the task runs as soon as it is queued
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         worker, _ = work(ten_units, real=lambda _: (True, "negative"))
-    assert len(callbacks) == 1  # one task per assignment, queued by its last round
+    # Two tasks per assignment: once its gold is all answered (a verdict early), and once
+    # its last round is submitted.
+    assert len(callbacks) == 2
     assert quality_of(ten_units, worker).qualified
     assert quality_of(ten_units, worker).settled
     with django_capture_on_commit_callbacks(execute=True):
@@ -144,7 +166,7 @@ def test_quality_runs_in_the_background_once_an_assignment_ends(
     assert LabelingUnit.objects.filter(campaign=ten_units, requeues=1).count() == 4
 
 
-def test_submitting_a_round_queues_nothing_until_the_assignment_ends(
+def test_submitting_a_real_round_queues_nothing(
     ten_units, django_capture_on_commit_callbacks
 ):
     assignment = assignment_start(campaign=ten_units, worker=make_worker())
@@ -207,3 +229,74 @@ def test_a_worker_who_always_gives_one_label_is_filtered_by_the_distribution(db)
     assert flagged.distribution_distance > campaign.label_distribution_threshold
     assert "label distribution differs" in flagged.reasons[0]
     assert all(quality_of(campaign, worker).qualified for worker in honest)
+
+
+class LatestPlaces(random.Random):
+    """Places every gold round as late as the assignment plan allows."""
+
+    def randint(self, a, b):
+        return b
+
+
+def test_a_worker_who_fails_the_gold_is_stopped_early_and_their_units_go_to_others(
+    settings, django_capture_on_commit_callbacks, db
+):
+    settings.TASKS = IMMEDIATE_TASKS
+    campaign = make_labeling_campaign(
+        units=10, gold=2, training=0, rounds_per_assignment=6, gold_rounds_per_assignment=2
+    )
+    spammer = make_worker()
+    assignment = assignment_start(
+        campaign=campaign, worker=spammer, now=START, rng=LatestPlaces(0)
+    )
+    rounds = list(assignment.rounds.order_by("position"))
+    kinds = [r.kind for r in rounds]
+    # Gold goes no later than the middle of the real rounds (here, as late as it can).
+    assert kinds == ["real"] * 3 + ["gold"] * 2 + ["real"] * 3
+    last_gold = 5
+    now = START
+    with django_capture_on_commit_callbacks(execute=True):
+        for round_ in rounds:
+            if round_.position > last_gold:
+                break
+            view = round_serve(assignment=assignment, position=round_.position, now=now)
+            now += timedelta(seconds=2)
+            answers = [  # fast, and wrong on every gold counterfactual
+                Answer(index=item.index, is_valid=False, label="negative") for item in view.items
+            ]
+            round_submit(assignment=assignment, position=round_.position, answers=answers, now=now)
+    verdict = quality_of(campaign, spammer)
+    assert not verdict.qualified
+    # Served no more work: the rounds not shown yet are withdrawn, the assignment ended.
+    assignment.refresh_from_db()
+    assert assignment.state == "submitted" and assignment.completion_code
+    assert assignment.rounds.filter(submitted_at__isnull=True).count() == 0
+    with pytest.raises(NoWorkLeft, match="quality bar"):
+        assignment_start(campaign=campaign, worker=spammer)
+    # Units the spammer judged need one judgment more; the ones withdrawn are open again.
+    judged = LabelingUnit.objects.filter(rounds__worker=spammer)
+    assert judged.count() == 3
+    assert all(unit.judgments_needed == 3 for unit in judged)
+    assert LabelingUnit.objects.filter(campaign=campaign, claims=0).count() == 7
+
+
+def test_the_sweep_requeues_without_anyone_asking_and_schedules_the_next(
+    ten_units, django_capture_on_commit_callbacks
+):
+    work(ten_units, real=lambda _: (True, "negative"))
+    work(ten_units, real=lambda _: (True, "positive"))  # their tasks wait in the queue
+    sweep_labeling.call(ten_units.id)  # what the db_worker runs when the sweep is due
+    assert LabelingUnit.objects.filter(campaign=ten_units, requeues=1).count() == 4
+    sweeps = DBTaskResult.objects.filter(task_path="cfannotate.quality.tasks.sweep_labeling")
+    assert sweeps.count() == 1 and sweeps.get().run_after > timezone.now()
+    sweep_schedule(ten_units.id)
+    assert sweeps.count() == 1  # one waiting sweep per campaign
+
+    # A paused campaign ends the chain; opening it again starts one.
+    sweeps.delete()
+    labeling_pause(campaign=ten_units)
+    sweep_labeling.call(ten_units.id)
+    assert not sweeps.exists()
+    with django_capture_on_commit_callbacks(execute=True):
+        labeling_open(campaign=ten_units)
+    assert sweeps.get().args_kwargs["args"] == [ten_units.id]

@@ -125,3 +125,80 @@ def test_the_api_is_scoped_to_the_owner(api_client, other_researcher):
     campaign.save(update_fields=["owner"])
     assert api_client.get(f"/api/campaigns/{campaign.id}/quality/").status_code == 404
     assert api_client.post(f"/api/campaigns/{campaign.id}/decisions/apply/").status_code == 404
+
+
+def test_the_api_lists_each_candidates_kept_label_and_votes(api_client, db, researcher):
+    campaign = make_labeling_campaign(
+        units=4, gold=2, rounds_per_assignment=2, gold_rounds_per_assignment=2
+    )
+    campaign.owner = researcher
+    campaign.save(update_fields=["owner"])
+    answers = iter([(True, "negative")] * 6 + [(True, "positive")] * 6)
+    work(campaign, real=lambda _: (True, "negative"))
+    work(campaign, real=lambda _: next(answers))
+    quality_refresh(campaign=campaign)
+    url = f"/api/campaigns/{campaign.id}/labels/"
+
+    everything = api_client.get(url).json()
+    assert everything["count"] == 6  # two units of three, both workers on each
+    row = everything["results"][0]
+    assert set(row) >= {"candidate", "original_id", "text", "kept", "label", "votes"}
+    assert (row["votes"], row["qualified_votes"]) == (2, 2)
+    kept = api_client.get(url + "?state=kept").json()
+    needs_more = api_client.get(url + "?state=needs_more").json()
+    assert kept["count"] + needs_more["count"] == 6
+    assert {r["label"] for r in kept["results"]} == {"negative"}
+    assert all(r["agreement"] == 1.0 for r in kept["results"])
+    assert all(r["label"] is None for r in needs_more["results"])
+    assert everything["next"] is None and api_client.get(url + "?page=1").status_code == 200
+
+    bad = api_client.get(url + "?state=maybe")
+    assert bad.status_code == 400 and "state" in bad.json()["fields"]
+    other = make_labeling_campaign(units=1, gold=0)
+    assert api_client.get(f"/api/campaigns/{other.id}/labels/").status_code == 404
+
+
+def test_gold_coverage_is_said_before_and_while_labeling(api_client, browser_client, researcher):
+    from cfannotate.labeling.selectors import gold_coverage
+
+    campaign = make_labeling_campaign(
+        units=12, gold=2, rounds_per_assignment=2, gold_rounds_per_assignment=2
+    )
+    campaign.owner = researcher
+    campaign.save(update_fields=["owner"])
+    coverage = gold_coverage(campaign)
+    # 2 gold rounds, 2 per assignment: one assignment each with gold; 12 units x K=2 / 2.
+    assert (coverage.assignments_per_worker, coverage.assignments_needed) == (1, 12)
+    assert coverage.runs_short and "without gold" in coverage.message
+    work(campaign, real=lambda _: (True, "negative"))
+    quality_refresh(campaign=campaign)
+    report = api_client.get(f"/api/campaigns/{campaign.id}/quality/").json()
+    assert report["gold_coverage"]["workers_out_of_gold"] == 1
+    assert "1 worker(s) have seen every gold round" in report["gold_coverage"]["message"]
+    page = browser_client.get(reverse("quality-page", args=[campaign.id])).content.decode()
+    assert 'id="gold-coverage"' in page and "have seen every gold round" in page
+
+
+def test_the_report_says_what_each_filter_removed_and_which_setting_to_look_at(
+    api_client, browser_client, researcher
+):
+    campaign = make_labeling_campaign(
+        units=8, gold=4, rounds_per_assignment=2, gold_rounds_per_assignment=2
+    )
+    campaign.owner = researcher
+    campaign.save(update_fields=["owner"])
+    work(campaign, seconds=30, gold_right=6)  # passes
+    work(campaign, seconds=12, gold_right=5)  # careful-looking, removed by time alone
+    work(campaign, seconds=4, gold_right=1)  # removed by time and gold
+    quality_refresh(campaign=campaign)
+
+    effects = api_client.get(f"/api/campaigns/{campaign.id}/quality/").json()["effects"]
+    rules = {row["rule"]: row for row in effects["rules"]}
+    assert (rules["time"]["workers"], rules["time"]["alone"]) == (2, 1)
+    assert rules["time"]["careful_alone"] == 1 and rules["time"]["judgments"] == 12
+    assert (rules["gold"]["workers"], rules["gold"]["alone"]) == (1, 0)
+    assert rules["distribution"]["workers"] == 0
+    assert len(effects["hints"]) == 1 and "Min median seconds" in effects["hints"][0]
+    assert effects["decided"] + effects["waiting"] + effects["capped"] > 0
+    page = browser_client.get(reverse("quality-page", args=[campaign.id])).content.decode()
+    assert 'id="filter-effects"' in page and "removed by the time rule alone" in page

@@ -17,7 +17,6 @@ from django.core.wsgi import get_wsgi_application
 from django.db import close_old_connections
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from rest_framework.authtoken.models import Token
 from schemathesis.checks import not_a_server_error
 from schemathesis.generation.modes import GenerationMode
 from schemathesis.specs.openapi.checks import (
@@ -28,6 +27,7 @@ from schemathesis.specs.openapi.checks import (
 
 from cfannotate.campaigns.models import Campaign
 from cfannotate.candidates.models import GenerationRun
+from cfannotate.core.api_tokens import api_token_rotate
 from cfannotate.quality.services import quality_refresh
 from tests.factories import make_campaign, make_candidate, make_labeling_campaign, make_original
 from tests.quality.conftest import work
@@ -124,9 +124,9 @@ def fuzz_world(in_process_requests, researcher, other_researcher):
     GenerationRun.objects.create(campaign=theirs, chunk_size=10)
     own = _ids_in(campaign)
     assert {"run_id", "decision_id", "candidate_id", "gold_round_id"} <= own.keys()
-    token = Token.objects.create(user=researcher)
+    key = api_token_rotate(user=researcher).key
     return {
-        "headers": {"Authorization": f"Token {token.key}"},
+        "headers": {"Authorization": f"Token {key}"},
         "own": own,
         # Someone else's campaign; where it has no such row, ours (a mismatched pair).
         "other": {**own, **_ids_in(theirs)},

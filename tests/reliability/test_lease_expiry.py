@@ -14,7 +14,12 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from cfannotate.crowd.tokens import assignment_token, form_token, join_token
+from cfannotate.crowd.tokens import (
+    assignment_token,
+    assignment_token_read,
+    form_token,
+    join_token,
+)
 from cfannotate.labeling.models import Assignment, AssignmentState, LabelingUnit, Round
 from cfannotate.quality.models import AggregatedLabel
 from cfannotate.quality.tasks import assess_assignment
@@ -26,12 +31,14 @@ ANSWERS = {"valid-1": "valid", "label-1": "positive", "valid-2": "valid", "label
 ANSWERS |= {"valid-3": "invalid", "label-3": "positive"}
 
 
-def _join(campaign, worker: str) -> tuple[Client, Assignment, str]:
+def _join(campaign) -> tuple[Client, Assignment, str]:
+    """A new browser joins through the campaign's link, as a new anonymous worker."""
     client = Client()
     join = reverse("join", kwargs={"token": join_token(campaign.id)})
-    response = client.post(f"{join}?worker={worker}")
+    response = client.post(join)
     assert response.status_code == 302, response.content
-    assignment = Assignment.objects.get(worker__external_id=worker)
+    token = response["Location"].split("/w/")[1].split("/")[0]
+    assignment = Assignment.objects.get(id=assignment_token_read(token).assignment_id)
     return (
         client,
         assignment,
@@ -52,7 +59,7 @@ def test_a_vanished_workers_units_go_to_another_and_the_late_submit_is_refused()
     campaign = make_labeling_campaign(
         units=3, gold=0, training=0, k=1, rounds_per_assignment=3, gold_rounds_per_assignment=0
     )
-    a_client, a, a_token = _join(campaign, "vanishing")
+    a_client, a, a_token = _join(campaign)
     assert a_client.get(_url("worker-round", a_token, position=1)).status_code == 200
     assert _submit(a_client, a, a_token, 1).status_code == 302
     assert a_client.get(_url("worker-round", a_token, position=2)).status_code == 200
@@ -69,7 +76,7 @@ def test_a_vanished_workers_units_go_to_another_and_the_late_submit_is_refused()
     Assignment.objects.filter(pk=a.pk).update(
         lease_expires_at=timezone.now() - timedelta(seconds=1)
     )
-    b_client, b, b_token = _join(campaign, "stepping-in")
+    b_client, b, b_token = _join(campaign)
     assert set(b.rounds.values_list("unit_id", flat=True)) == held
     for position in (1, 2):
         assert b_client.get(_url("worker-round", b_token, position=position)).status_code == 200
@@ -108,7 +115,7 @@ def test_a_late_click_on_a_lapsed_lease_gives_the_units_back_even_though_it_is_r
     campaign = make_labeling_campaign(
         units=2, gold=0, training=0, k=1, rounds_per_assignment=2, gold_rounds_per_assignment=0
     )
-    client, a, token = _join(campaign, "late")
+    client, a, token = _join(campaign)
     assert client.get(_url("worker-round", token, position=1)).status_code == 200
     Assignment.objects.filter(pk=a.pk).update(
         lease_expires_at=timezone.now() - timedelta(seconds=1)

@@ -1,7 +1,9 @@
-"""`{% upload_limits as limits %}`: the dataset upload's size and row limits, for its form."""
+"""`{% upload_limits as limits %}`: the dataset upload's limits and quota, for its form."""
 
 from django import template
 from django.conf import settings
+
+from cfannotate.core import pending_uploads, tabular
 
 register = template.Library()
 
@@ -11,4 +13,7 @@ def upload_limits() -> dict[str, str]:
     return {
         "megabytes": f"{settings.UPLOAD_MAX_BYTES / (1024 * 1024):g}",
         "rows": f"{settings.UPLOAD_MAX_ROWS:,}",
+        "columns": f"{tabular.MAX_COLUMNS:,}",
+        "quota_files": f"{pending_uploads.QUOTA_FILES:,}",
+        "quota_megabytes": f"{pending_uploads.quota_max_bytes() / (1024 * 1024):g}",
     }

@@ -1,8 +1,9 @@
 """Invitation links for in-house annotators: no platform behind them.
 
-Entry takes a worker id (from a personal link or the browser's signed cookie) and a
-named link with an optional quota; review decisions, bonuses and blocks are recorded
-here only, since there is nobody to send them to.
+Entry takes either a personal link (whose worker is the one it names) or an anonymous
+worker id (the browser's signed cookie) with the campaign's link or a named link with
+an optional quota; review decisions, bonuses and blocks are recorded here only, since
+there is nobody to send them to.
 """
 
 from collections.abc import Mapping
@@ -11,9 +12,9 @@ from decimal import Decimal
 from django.db import transaction
 
 from cfannotate.core.exceptions import Conflict
-from cfannotate.crowd.models import InvitationLink, Platform
+from cfannotate.crowd.models import InvitationLink, PersonalLink, Platform
 from cfannotate.crowd.providers.base import ActionResult, Provider, Started, SyncReport
-from cfannotate.crowd.services import link_enter, worker_get_or_create
+from cfannotate.crowd.services import link_enter, personal_link_enter, worker_get_or_create
 
 LOCAL = ActionResult(local_only=True)
 
@@ -22,7 +23,10 @@ class LinkProvider(Provider):
     platform = Platform.LINK
 
     def entry(self, *, source, params: Mapping[str, str]):
-        """`source` is an `InvitationLink`, or a campaign for its general link."""
+        """`source` is a `PersonalLink`, an `InvitationLink`, or a campaign for its general
+        link; `params["worker"]` is the anonymous worker's id (never for a personal link)."""
+        if isinstance(source, PersonalLink):
+            return Started(assignment=personal_link_enter(link=source))
         link = source if isinstance(source, InvitationLink) else None
         campaign = link.campaign if link is not None else source
         # One transaction: a refused entry (no work left, link used up) registers nobody,

@@ -1,6 +1,7 @@
 """`manage.py evaluate CAMPAIGN [--kind table2|table3] [--predictions F] [--train F] [--json]`."""
 
 import json
+from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -8,6 +9,7 @@ from cfannotate.campaigns.models import Campaign
 from cfannotate.core.exceptions import CfannotateError
 from cfannotate.evaluation import services
 from cfannotate.evaluation.models import Evaluation, EvaluationKind
+from cfannotate.evaluation.uploads import jsonl_records
 
 
 def _campaign_from(reference: str) -> Campaign:
@@ -20,27 +22,16 @@ def _campaign_from(reference: str) -> Campaign:
 
 
 def _read_jsonl(path: str, what: str) -> list[dict]:
+    """The rows of a JSONL file, read as an uploaded one is; any problem is one line."""
     try:
-        with open(path, encoding="utf-8-sig") as file:
-            lines = file.read().splitlines()
+        content = Path(path).read_bytes()
     except OSError as error:
         raise CommandError(f"Cannot read the {what} file {path}: {error.strerror}.") from None
-    except UnicodeDecodeError:
-        raise CommandError(f"The {what} file {path} is not UTF-8 text.") from None
-    rows = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise CommandError(f"{path} line {number} is not JSON ({error.msg}).") from None
-        if not isinstance(row, dict):
-            raise CommandError(f"{path} line {number} is not a JSON object.")
-        rows.append(row)
-    if not rows:
-        raise CommandError(f"The {what} file {path} holds no rows.")
-    return rows
+    try:
+        # A local file has no upload limit: a training set may be larger than one.
+        return jsonl_records(file_name=path, content=content, field=what, max_bytes=len(content))
+    except CfannotateError as error:
+        raise CommandError(f"{error.message} ({path})") from None
 
 
 def _percent(share: float) -> str:

@@ -34,6 +34,4 @@ class Command(BaseCommand):
                 f"{where}: {', '.join(messages)}" for where, messages in error.fields.items()
             )
             raise CommandError(error.message + (f" {details}" if details else "")) from None
-        except UnicodeDecodeError:
-            raise CommandError(f"{file} is not UTF-8 text.") from None
         self.stdout.write(self.style.SUCCESS(f"Imported {count} rounds into {found.name}."))

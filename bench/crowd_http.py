@@ -60,7 +60,11 @@ from urllib.parse import urlsplit
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # before bench/, whose generation.py would shadow the package
 
-from bench.labeling import _free_port, fresh_database  # noqa: E402 (needs the path above)
+from bench.labeling import (  # noqa: E402 (needs the path above)
+    _free_port,
+    fresh_database,
+    migrate_in,
+)
 from bench.load import (  # noqa: E402
     drop_database,
     start_server,
@@ -577,16 +581,7 @@ def database_prepare(url: str | None, state_dir: str, sweep_scale: float) -> dic
             **({"DATABASE_URL": url} if url else {}),
         }
     )
-    migrate = subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--no-input", "-v", "0"],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if migrate.returncode:
-        _fail("migrate failed: " + (migrate.stderr.strip().splitlines() or ["?"])[-1])
+    migrate_in(env)
     os.environ.pop("DATABASE_URL", None)
     os.environ["CFANNOTATE_QUALITY_SWEEP_SECONDS"] = env["CFANNOTATE_QUALITY_SWEEP_SECONDS"]
     if url:

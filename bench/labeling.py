@@ -69,16 +69,7 @@ def prepare_database(url: str, *, keep: frozenset[str] = frozenset()) -> dict[st
     }
     os.environ.update({"DATABASE_URL": url, "CFANNOTATE_DEBUG": "0"})
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "cfannotate.settings")
-    migrate = subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--no-input", "-v", "0"],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if migrate.returncode:
-        _fail("migrate failed: " + (migrate.stderr.strip().splitlines() or ["?"])[-1])
+    migrate_in(env)
 
     import django
 
@@ -158,6 +149,20 @@ def populate(*, workers: int, rounds: int, k: int) -> int:
             )
     Campaign.objects.filter(pk=campaign.pk).update(status=CampaignStatus.LABELING)
     return campaign.id
+
+
+def migrate_in(env: dict[str, str]) -> None:
+    """`manage.py migrate` in a fresh process with `env`; one clear line when it fails."""
+    migrate = subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--no-input", "-v", "0"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if migrate.returncode:
+        _fail("migrate failed: " + (migrate.stderr.strip().splitlines() or ["?"])[-1])
 
 
 def _free_port() -> int:

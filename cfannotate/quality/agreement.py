@@ -1,4 +1,5 @@
-"""Inter-annotator agreement: raw pairwise agreement, Cohen's kappa and Fleiss' kappa.
+"""Inter-annotator agreement: raw pairwise agreement, Cohen's kappa (scikit-learn's) and
+Fleiss' kappa.
 
 Each item is the list of categories its annotators chose (labels, or "valid"/"invalid").
 Crowd items are judged by different workers, so Cohen's kappa treats the first and the
@@ -12,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from sklearn.metrics import cohen_kappa_score
 
 
 @dataclass(frozen=True)
@@ -48,17 +50,13 @@ def fleiss_kappa(items: Sequence[Sequence[str]]) -> float | None:
 
 
 def cohen_kappa(items: Sequence[Sequence[str]]) -> float | None:
+    """scikit-learn's Cohen's kappa, the first and second judgment of each item with
+    exactly two as the two raters; None when only one category was ever chosen."""
     pairs = [item for item in items if len(item) == 2]
-    if not pairs:
-        return None
-    first = Counter(item[0] for item in pairs)
-    second = Counter(item[1] for item in pairs)
-    n = len(pairs)
-    observed = sum(1 for a, b in pairs if a == b) / n
-    expected = sum(first[category] * second[category] for category in first) / (n * n)
-    if expected >= 1.0:
-        return None
-    return (observed - expected) / (1.0 - expected)
+    if len({category for pair in pairs for category in pair}) < 2:
+        return None  # chance agreement is total: kappa is undefined
+    first, second = zip(*pairs, strict=True)
+    return float(cohen_kappa_score(first, second))
 
 
 def raw_agreement(items: Sequence[Sequence[str]]) -> float | None:

@@ -1,5 +1,4 @@
 import pytest
-from sklearn.metrics import cohen_kappa_score
 
 from cfannotate.quality.agreement import agreement, cohen_kappa, fleiss_kappa, raw_agreement
 
@@ -22,11 +21,21 @@ def test_fleiss_kappa_on_the_textbook_example():
     assert fleiss_kappa(items) == pytest.approx(0.210, abs=0.001)
 
 
-def test_cohen_kappa_matches_scikit_learn():
+def _cohen_by_hand(first, second) -> float:
+    """The textbook formula: (observed - expected) / (1 - expected)."""
+    n = len(first)
+    observed = sum(a == b for a, b in zip(first, second, strict=True)) / n
+    categories = set(first) | set(second)
+    expected = sum(first.count(c) * second.count(c) for c in categories) / (n * n)
+    return (observed - expected) / (1 - expected)
+
+
+def test_cohen_kappa_matches_the_textbook_formula():
     first = ["a", "a", "b", "b", "a", "c", "c", "a", "b", "a"]
     second = ["a", "b", "b", "b", "a", "c", "a", "a", "b", "c"]
     items = [[x, y] for x, y in zip(first, second, strict=True)]
-    assert cohen_kappa(items) == pytest.approx(cohen_kappa_score(first, second))
+    assert cohen_kappa(items) == pytest.approx(_cohen_by_hand(first, second))
+    assert cohen_kappa(items) == pytest.approx(0.53125)  # (0.7 - 0.36) / (1 - 0.36)
 
 
 def test_perfect_agreement():

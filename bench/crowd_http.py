@@ -707,6 +707,140 @@ def arguments() -> tuple[argparse.Namespace, Config]:
     return args, config
 
 
+@dataclass
+class Outcome:
+    """What a run did and what the server said about it afterwards."""
+
+    campaign: dict
+    members: list
+    figures: "Figures"
+    report: dict  # the quality API's report
+    block: str  # the labeling block of the campaign page
+    queue: dict[str, int]  # task rows by status after the crowd
+    crowd_seconds: float
+    cap_hit: bool
+    wall: float
+    log_name: str
+    manual_steps: int
+
+
+def print_setup(config: Config, args, outcome: Outcome, pairs, *, postgres: bool) -> None:
+    """The data, the campaign and the crowd, in two lines."""
+    campaign = outcome.campaign
+    scale = config.time_scale
+    low, high = config.careful_seconds
+    splits = Counter(pair.id.split("-")[0] for pair in pairs)
+    print(
+        f"CAD NLI ({', '.join(f'{split} {n}' for split, n in splits.items())}): "
+        f"{campaign['originals']} originals uploaded ({config.originals} labeled, "
+        f"{config.gold_rounds} gold, {config.training_rounds} training), "
+        f"{campaign['imported']} revised hypotheses imported as candidates "
+        f"({campaign['kept_on_import']} kept on import, {campaign['selected']} in units); "
+        f"K={config.k}, {config.rounds} real + {config.gold_per_assignment} gold + "
+        f"{config.training_rounds} training rounds per assignment; "
+        f"{'PostgreSQL' if postgres else 'SQLite'}, gunicorn {args.processes}x{args.threads}, "
+        "db_worker on the default queue"
+    )
+    print(
+        f"crowd: {len(outcome.members)} workers ({config.careful} careful: right "
+        f"{config.careful_accuracy:.0%}, {low * scale:g}-{high * scale:g} s a round; "
+        f"{config.spammers} spammers: random, {config.spammer_seconds * scale:g} s a round); "
+        f"time scale {scale:g}, min_median_seconds {config.min_median_seconds * scale:g} "
+        f"(C.2: {MIN_MEDIAN_SECONDS:g} s before scaling)"
+    )
+
+
+def print_crowd(config: Config, outcome: Outcome) -> list[str]:
+    """A line per worker, then how far labeling got and the judgments; returns errors."""
+    results = [member.simulated.result for member in outcome.members]
+    errors = [f"{r.worker_id}: {error}" for r in results for error in r.errors]
+    figures = outcome.figures
+    unit_judgments = _UNIT_JUDGMENTS.search(outcome.block)
+    units_done = _UNITS_DONE.search(outcome.block)
+    for member in outcome.members:
+        result = member.simulated.result
+        how = (
+            "error"
+            if result.errors
+            else "stopped at the cap"
+            if result.stopped
+            else "told no work left"
+            if result.no_work
+            else f"refused ({result.refused})"
+            if result.refused
+            else "ended"
+        )
+        print(
+            f"  {member.worker_id} ({member.server_id}) {member.kind:8} "
+            f"{result.assignments:3d} assignments "
+            f"{result.rounds_submitted:4d} rounds {_judgments(result):5d} judgments, "
+            f"{how} at {member.ended_at or 0:.0f} s"
+            + (
+                f"; {member.policy.unknown} answers without a known truth"
+                if member.policy.unknown
+                else ""
+            )
+        )
+    print(
+        f"labeling: {unit_judgments.group(0) if unit_judgments else '?'}, "
+        f"{units_done.group(0) if units_done else '?'}; crowd {outcome.crowd_seconds:.1f} s, "
+        f"cap {config.cap_seconds:g} s {'HIT (a stall)' if outcome.cap_hit else 'not hit'}; "
+        f"task queue after the crowd {outcome.queue}"
+    )
+    print(
+        f"judgments in real rounds: {figures.judgments} (careful {figures.per_kind['careful']}, "
+        f"spammers {figures.per_kind['spammer']}); "
+        f"{figures.judgments / max(figures.candidates_judged, 1):.2f} per candidate judged, "
+        f"{figures.candidates_judged} of {figures.candidates} candidates judged"
+    )
+    for error in errors[:5]:
+        print(f"  error: {error}")
+    return errors
+
+
+def print_result(config: Config, outcome: Outcome) -> None:
+    """The vote, the filters worker by worker, and the RESULT line."""
+    figures, report = outcome.figures, outcome.report
+    summary = report["summary"]
+    kinds = {member.server_id: member.kind for member in outcome.members}
+    names = {member.server_id: member.worker_id for member in outcome.members}
+    print(
+        f"vote: {figures.kept} of {figures.candidates} candidates kept, {figures.kept_right} "
+        f"with the data's label; {summary['needs_more']} counterfactuals still need votes, "
+        f"{summary['discarded']} discarded, {summary['extra_judgments']} extra judgments "
+        f"from re-queues; {figures.contrast_rows} contrast-set rows"
+    )
+    filtered = [worker for worker in report["workers"] if not worker["qualified"]]
+    print(
+        f"filters: {len(filtered)} of {summary['workers']} workers removed "
+        f"({sum(kinds.get(w['worker']) == 'spammer' for w in filtered)} of "
+        f"{config.spammers} spammers, "
+        f"{sum(kinds.get(w['worker']) == 'careful' for w in filtered)} of {config.careful} "
+        f"careful); {summary['unsettled']} unsettled"
+    )
+    for worker in report["workers"]:
+        median = worker["median_seconds"]
+        print(
+            f"  {names.get(worker['worker'], worker['worker'])} "
+            f"{kinds.get(worker['worker'], '?'):8} "
+            f"{'kept   ' if worker['qualified'] else 'removed'} median "
+            f"{'-' if median is None else f'{median:.2f}'} s, gold {worker['gold_correct']}/"
+            f"{worker['gold_total']}"
+            + (f": {'; '.join(worker['reasons'])}" if worker["reasons"] else "")
+        )
+    print(
+        f"manual quality refreshes: {outcome.manual_steps}; wall {outcome.wall:.1f} s; "
+        f"server log {outcome.log_name}"
+    )
+    print(
+        f"RESULT crowd_http coverage={figures.coverage:.3f} "
+        f"kept_accuracy={figures.kept_accuracy:.3f} spammer_share={figures.spammer_share:.3f} "
+        f"manual_steps={outcome.manual_steps}"
+    )
+
+
+
+
 def main() -> int:
     args, config = arguments()
     started = time.monotonic()
@@ -758,106 +892,22 @@ def main() -> int:
             drop_database(database)
         state.cleanup()
 
-    wall = time.monotonic() - started
-    kinds = {member.server_id: member.kind for member in members}
-    names = {member.server_id: member.worker_id for member in members}
-    results = [member.simulated.result for member in members]
-    errors = [f"{r.worker_id}: {error}" for r in results for error in r.errors]
-    unit_judgments = _UNIT_JUDGMENTS.search(block)
-    units_done = _UNITS_DONE.search(block)
-    summary = report["summary"]
-    scale = config.time_scale
-    low, high = config.careful_seconds
-    splits = Counter(pair.id.split("-")[0] for pair in pairs)
-    print(
-        f"CAD NLI ({', '.join(f'{split} {n}' for split, n in splits.items())}): "
-        f"{campaign['originals']} originals uploaded ({config.originals} labeled, "
-        f"{config.gold_rounds} gold, {config.training_rounds} training), "
-        f"{campaign['imported']} revised hypotheses imported as candidates "
-        f"({campaign['kept_on_import']} kept on import, {campaign['selected']} in units); "
-        f"K={config.k}, {config.rounds} real + {config.gold_per_assignment} gold + "
-        f"{config.training_rounds} training rounds per assignment; "
-        f"{'PostgreSQL' if database else 'SQLite'}, gunicorn {args.processes}x{args.threads}, "
-        "db_worker on the default queue"
+    outcome = Outcome(
+        campaign=campaign,
+        members=members,
+        figures=figures,
+        report=report,
+        block=block,
+        queue=queue,
+        crowd_seconds=crowd_seconds,
+        cap_hit=cap_hit,
+        wall=time.monotonic() - started,
+        log_name=log.name,
+        manual_steps=researcher.manual_steps,
     )
-    print(
-        f"crowd: {len(members)} workers ({config.careful} careful: right "
-        f"{config.careful_accuracy:.0%}, {low * scale:g}-{high * scale:g} s a round; "
-        f"{config.spammers} spammers: random, {config.spammer_seconds * scale:g} s a round); "
-        f"time scale {scale:g}, min_median_seconds {config.min_median_seconds * scale:g} "
-        f"(C.2: {MIN_MEDIAN_SECONDS:g} s before scaling)"
-    )
-    for member in members:
-        result = member.simulated.result
-        how = (
-            "error"
-            if result.errors
-            else "stopped at the cap"
-            if result.stopped
-            else "told no work left"
-            if result.no_work
-            else f"refused ({result.refused})"
-            if result.refused
-            else "ended"
-        )
-        print(
-            f"  {member.worker_id} ({member.server_id}) {member.kind:8} "
-            f"{result.assignments:3d} assignments "
-            f"{result.rounds_submitted:4d} rounds {_judgments(result):5d} judgments, "
-            f"{how} at {member.ended_at or 0:.0f} s"
-            + (
-                f"; {member.policy.unknown} answers without a known truth"
-                if member.policy.unknown
-                else ""
-            )
-        )
-    print(
-        f"labeling: {unit_judgments.group(0) if unit_judgments else '?'}, "
-        f"{units_done.group(0) if units_done else '?'}; crowd {crowd_seconds:.1f} s, "
-        f"cap {config.cap_seconds:g} s {'HIT (a stall)' if cap_hit else 'not hit'}; "
-        f"task queue after the crowd {queue}"
-    )
-    print(
-        f"judgments in real rounds: {figures.judgments} (careful {figures.per_kind['careful']}, "
-        f"spammers {figures.per_kind['spammer']}); "
-        f"{figures.judgments / max(figures.candidates_judged, 1):.2f} per candidate judged, "
-        f"{figures.candidates_judged} of {figures.candidates} candidates judged"
-    )
-    print(
-        f"vote: {figures.kept} of {figures.candidates} candidates kept, {figures.kept_right} "
-        f"with the data's label; {summary['needs_more']} counterfactuals still need votes, "
-        f"{summary['discarded']} discarded, {summary['extra_judgments']} extra judgments "
-        f"from re-queues; {figures.contrast_rows} contrast-set rows"
-    )
-    filtered = [worker for worker in report["workers"] if not worker["qualified"]]
-    print(
-        f"filters: {len(filtered)} of {summary['workers']} workers removed "
-        f"({sum(kinds.get(w['worker']) == 'spammer' for w in filtered)} of "
-        f"{config.spammers} spammers, "
-        f"{sum(kinds.get(w['worker']) == 'careful' for w in filtered)} of {config.careful} "
-        f"careful); {summary['unsettled']} unsettled"
-    )
-    for worker in report["workers"]:
-        median = worker["median_seconds"]
-        print(
-            f"  {names.get(worker['worker'], worker['worker'])} "
-            f"{kinds.get(worker['worker'], '?'):8} "
-            f"{'kept   ' if worker['qualified'] else 'removed'} median "
-            f"{'-' if median is None else f'{median:.2f}'} s, gold {worker['gold_correct']}/"
-            f"{worker['gold_total']}"
-            + (f": {'; '.join(worker['reasons'])}" if worker["reasons"] else "")
-        )
-    for error in errors[:5]:
-        print(f"  error: {error}")
-    print(
-        f"manual quality refreshes: {researcher.manual_steps}; wall {wall:.1f} s; "
-        f"server log {log.name}"
-    )
-    print(
-        f"RESULT crowd_http coverage={figures.coverage:.3f} "
-        f"kept_accuracy={figures.kept_accuracy:.3f} spammer_share={figures.spammer_share:.3f} "
-        f"manual_steps={researcher.manual_steps}"
-    )
+    print_setup(config, args, outcome, pairs, postgres=bool(database))
+    errors = print_crowd(config, outcome)
+    print_result(config, outcome)
     return 1 if errors or not figures.judgments else 0
 
 

@@ -1,5 +1,5 @@
-"""Inter-annotator agreement: raw pairwise agreement, Cohen's kappa (scikit-learn's) and
-Fleiss' kappa.
+"""Inter-annotator agreement: raw pairwise agreement, Cohen's kappa (scikit-learn's),
+Fleiss' kappa and Krippendorff's alpha (crowd-kit's).
 
 Each item is the list of categories its annotators chose (labels, or "valid"/"invalid").
 Crowd items are judged by different workers, so Cohen's kappa treats the first and the
@@ -15,6 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.metrics import cohen_kappa_score
 
+from cfannotate.quality.estimates import krippendorff_alpha
+
 
 @dataclass(frozen=True)
 class Agreement:
@@ -22,6 +24,7 @@ class Agreement:
     raw: float | None  # share of agreeing pairs of judgments, averaged over items
     cohen_kappa: float | None
     fleiss_kappa: float | None
+    krippendorff_alpha: float | None  # crowd-kit's, nominal
 
 
 def _count_matrix(items: Sequence[Sequence[str]]) -> np.ndarray:
@@ -74,4 +77,5 @@ def agreement(items: Sequence[Sequence[str]]) -> Agreement:
         raw=raw_agreement(items),
         cohen_kappa=cohen_kappa(items),
         fleiss_kappa=fleiss_kappa(items),
+        krippendorff_alpha=krippendorff_alpha(items),
     )

@@ -29,6 +29,7 @@ class AgreementSerializer(serializers.Serializer):
     raw = serializers.FloatField(allow_null=True)
     cohen_kappa = serializers.FloatField(allow_null=True)
     fleiss_kappa = serializers.FloatField(allow_null=True)
+    krippendorff_alpha = serializers.FloatField(allow_null=True)
 
 
 class WorkerQualitySerializer(serializers.Serializer):
@@ -225,6 +226,8 @@ class CandidateLabelSerializer(serializers.Serializer):
     agreement = serializers.FloatField(help_text="Share of qualified votes on the top label.")
     dawid_skene_label = serializers.CharField(source="ds_label.value", allow_null=True)
     dawid_skene_confidence = serializers.FloatField(source="ds_confidence", allow_null=True)
+    glad_label = serializers.CharField(source="glad_label.value", allow_null=True)
+    mace_label = serializers.CharField(source="mace_label.value", allow_null=True)
     updated_at = serializers.DateTimeField()
 
 

@@ -36,11 +36,27 @@ class AggregatedLabel(models.Model):
         default=False,
         help_text="Fewer than K qualified votes, or valid without agreement: worth re-queuing.",
     )
-    # Dawid-Skene estimate over the qualified votes, reported beside the vote when K > 2.
+    # Estimates over the qualified votes (crowd-kit, `estimates.py`), beside the vote when K > 2.
     ds_label = models.ForeignKey(
         CampaignLabel, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
     )
     ds_confidence = models.FloatField(null=True, blank=True)
+    glad_label = models.ForeignKey(
+        CampaignLabel,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="GLAD's estimate (worker skill and item difficulty), where K > 2.",
+    )
+    mace_label = models.ForeignKey(
+        CampaignLabel,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="MACE's estimate (workers who sometimes answer at random), where K > 2.",
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

@@ -170,7 +170,7 @@ def kept_labels_for(campaign: Campaign, *, state: str | None = None):
     (decided without a label: invalid, or votes that never agreed within the cap).
     """
     labels = AggregatedLabel.objects.filter(candidate__campaign=campaign).select_related(
-        "candidate__original", "label", "ds_label"
+        "candidate__original", "label", "ds_label", "glad_label", "mace_label"
     )
     if state == "kept":
         labels = labels.filter(kept=True)

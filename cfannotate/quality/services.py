@@ -23,8 +23,8 @@ from cfannotate.labeling.models import (
     RoundKind,
     UnitItem,
 )
-from cfannotate.quality.dawid_skene import dawid_skene
 from cfannotate.quality.decisions import decisions_propose
+from cfannotate.quality.estimates import label_estimates
 from cfannotate.quality.models import AggregatedLabel, AggregationMethod, WorkerQuality
 from cfannotate.quality.rules import (
     MIN_OTHER_WORKERS_FOR_DISTRIBUTION,
@@ -243,7 +243,7 @@ def candidates_aggregate(
             )
         )
     if k > 2:
-        _dawid_skene_into(aggregates, votes, labels)
+        _estimates_into(aggregates, votes, labels)
     AggregatedLabel.objects.bulk_create(
         aggregates,
         update_conflicts=True,
@@ -259,31 +259,33 @@ def candidates_aggregate(
             "needs_more",
             "ds_label",
             "ds_confidence",
+            "glad_label",
+            "mace_label",
             "updated_at",
         ],
     )
     return aggregates
 
 
-def _dawid_skene_into(aggregates, votes, labels: dict[str, CampaignLabel]) -> None:
-    """Fill the Dawid-Skene estimate of each aggregate that has qualified votes."""
-    voted = [aggregate for aggregate in aggregates if votes[aggregate.candidate_id]]
-    if not voted:
-        return
-    classes = sorted(labels)
-    class_index = {value: position for position, value in enumerate(classes)}
-    worker_index: dict[int, int] = {}
-    triples = []
-    for item, aggregate in enumerate(voted):
-        for worker_id, vote in votes[aggregate.candidate_id]:
-            worker = worker_index.setdefault(worker_id, len(worker_index))
-            triples.append((item, worker, class_index[vote.label]))
-    result = dawid_skene(triples, items=len(voted), workers=len(worker_index), classes=len(classes))
-    for aggregate, label_index, confidence in zip(
-        voted, result.labels(), result.confidence(), strict=True
-    ):
-        aggregate.ds_label = labels[classes[label_index]]
-        aggregate.ds_confidence = float(confidence)
+def _estimates_into(aggregates, votes, labels: dict[str, CampaignLabel]) -> None:
+    """Fill the crowd-kit estimates (Dawid-Skene, GLAD, MACE) of voted aggregates."""
+    estimates = label_estimates(
+        {
+            aggregate.candidate_id: [
+                (worker_id, vote.label) for worker_id, vote in votes[aggregate.candidate_id]
+            ]
+            for aggregate in aggregates
+            if votes[aggregate.candidate_id]
+        }
+    )
+    for aggregate in aggregates:
+        estimate = estimates.get(aggregate.candidate_id)
+        if estimate is None:
+            continue
+        aggregate.ds_label = labels[estimate.dawid_skene]
+        aggregate.ds_confidence = estimate.dawid_skene_confidence
+        aggregate.glad_label = labels[estimate.glad]
+        aggregate.mace_label = labels[estimate.mace]
 
 
 # --- 3. Re-queue --------------------------------------------------------------------------

@@ -61,3 +61,15 @@ def test_undefined_cases_are_none():
 
 def test_single_judgments_are_left_out():
     assert agreement([["a"], ["a", "a"], ["b", "b"]]).items == 2
+
+
+def test_krippendorffs_alpha_from_crowd_kit():
+    from cfannotate.quality.estimates import krippendorff_alpha
+
+    assert agreement([["a", "a"], ["b", "b"], ["a", "a"]]).krippendorff_alpha == 1.0
+    # Nominal alpha on three units of two raters, one disagreement: 1 - D_o / D_e with
+    # D_o = 2/6 (one disagreeing pair of two values) and D_e = 2 * 3 * 3 / (6 * 5).
+    assert krippendorff_alpha([["a", "a"], ["a", "b"], ["b", "b"]]) == pytest.approx(
+        1 - (2 / 6) / (18 / 30)
+    )
+    assert krippendorff_alpha([["a", "a"], ["a"]]) is None

@@ -1,6 +1,6 @@
 import numpy as np
 
-from cfannotate.quality.dawid_skene import dawid_skene
+from tests.quality.reference_dawid_skene import dawid_skene
 
 
 def test_dawid_skene_trusts_the_reliable_workers():
@@ -34,3 +34,28 @@ def test_unanimous_votes_are_confident():
     result = dawid_skene(triples, items=2, workers=2, classes=2)
     assert list(result.labels()) == [1, 0]
     assert (result.confidence() > 0.9).all()
+
+
+def test_crowd_kit_estimates_agree_with_the_reference_dawid_skene():
+    from cfannotate.quality.estimates import label_estimates
+
+    rng = np.random.default_rng(1)
+    items, classes = 120, 3
+    truth = rng.integers(0, classes, size=items)
+    accuracy = [0.95, 0.9, 0.9, 0.4, 0.35]
+    triples, votes = [], {}
+    for item in range(items):
+        for worker in rng.choice(len(accuracy), size=3, replace=False):
+            right = rng.random() < accuracy[worker]
+            answer = int(truth[item] if right else rng.integers(0, classes))
+            triples.append((item, int(worker), answer))
+            votes.setdefault(item, []).append((int(worker), "abc"[answer]))
+    reference = dawid_skene(triples, items=items, workers=len(accuracy), classes=classes)
+    estimates = label_estimates(votes)
+
+    ds = np.array(["abc".index(estimates[item].dawid_skene) for item in range(items)])
+    assert (ds == reference.labels()).mean() >= 0.95
+    for method in ("dawid_skene", "glad", "mace"):
+        found = np.array(["abc".index(getattr(estimates[i], method)) for i in range(items)])
+        assert (found == truth).mean() >= 0.85, method
+    assert all(0 < estimates[i].dawid_skene_confidence <= 1 for i in range(items))

@@ -196,7 +196,7 @@ def test_an_expired_assignment_is_assessed_too(ten_units, django_capture_on_comm
     assert WorkerQuality.objects.filter(worker=quitter).exists()
 
 
-def test_dawid_skene_is_reported_beside_the_vote_when_k_is_above_two(db):
+def test_estimates_are_reported_beside_the_vote_when_k_is_above_two(db):
     campaign = make_labeling_campaign(
         units=2, gold=2, k=3, rounds_per_assignment=2, gold_rounds_per_assignment=2
     )
@@ -206,6 +206,8 @@ def test_dawid_skene_is_reported_beside_the_vote_when_k_is_above_two(db):
     for aggregate in AggregatedLabel.objects.filter(candidate__campaign=campaign):
         assert aggregate.ds_label.value == "negative"
         assert 0.5 < aggregate.ds_confidence <= 1.0
+        # GLAD and MACE (crowd-kit) beside it
+        assert aggregate.glad_label.value == aggregate.mace_label.value == "negative"
         # Two of three agree: with K = 3 the vote wants three agreeing votes.
         assert not aggregate.kept and aggregate.needs_more
 

@@ -203,10 +203,18 @@ def _qualified_workers(campaign: Campaign) -> set[int]:
     )
 
 
+ESTIMATE_FIELDS = ["ds_label", "ds_confidence", "glad_label", "mace_label"]
+
+
 def candidates_aggregate(
     *, campaign: Campaign, candidate_ids: Collection[int] | None = None
 ) -> list[AggregatedLabel]:
-    """Vote on every counterfactual with submitted real-round judgments (or the given ones)."""
+    """Vote on every counterfactual with submitted real-round judgments (or the given ones).
+
+    The crowd-kit estimates beside the vote (K > 2) are computed over the whole campaign
+    only (`candidate_ids` None: the sweep and the refresh): they model every worker
+    across every item, which a few units say little about, and cost a second or so.
+    """
     judgments = _submitted_judgments(campaign).filter(
         round__kind=RoundKind.REAL, is_valid__isnull=False, label__isnull=False
     )
@@ -242,7 +250,8 @@ def candidates_aggregate(
                 needs_more=outcome.needs_more,
             )
         )
-    if k > 2:
+    whole = candidate_ids is None
+    if k > 2 and whole:
         _estimates_into(aggregates, votes, labels)
     AggregatedLabel.objects.bulk_create(
         aggregates,
@@ -257,10 +266,7 @@ def candidates_aggregate(
             "qualified_votes",
             "agreement",
             "needs_more",
-            "ds_label",
-            "ds_confidence",
-            "glad_label",
-            "mace_label",
+            *(ESTIMATE_FIELDS if whole else []),
             "updated_at",
         ],
     )

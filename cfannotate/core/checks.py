@@ -35,14 +35,21 @@ def check_production_mode(app_configs, **kwargs):
     return messages
 
 
+def _configured_kinds_of(classes, kind: type, but_not: type) -> list[str]:
+    """Dotted names of the configured `classes` that are a `kind` but not a `but_not`."""
+    return [
+        f"{cls.__module__}.{cls.__qualname__}"
+        for cls in classes
+        if issubclass(cls, kind) and not issubclass(cls, but_not)
+    ]
+
+
 @checks.register(checks.Tags.security)
 def check_api_token_authentication(app_configs, **kwargs):
     """Tokens are stored as digests: a token class that compares plain keys finds none."""
-    plain = [
-        f"{cls.__module__}.{cls.__qualname__}"
-        for cls in api_settings.DEFAULT_AUTHENTICATION_CLASSES
-        if issubclass(cls, TokenAuthentication) and not issubclass(cls, ApiTokenAuthentication)
-    ]
+    plain = _configured_kinds_of(
+        api_settings.DEFAULT_AUTHENTICATION_CLASSES, TokenAuthentication, ApiTokenAuthentication
+    )
     return [
         checks.Warning(
             f"REST_FRAMEWORK authenticates API tokens with {name}, which looks up plain keys; "
@@ -57,11 +64,9 @@ def check_api_token_authentication(app_configs, **kwargs):
 @checks.register(checks.Tags.security)
 def check_json_parser(app_configs, **kwargs):
     """A JSON body nested thousands deep must be a 400, not a RecursionError."""
-    unbounded = [
-        f"{cls.__module__}.{cls.__qualname__}"
-        for cls in api_settings.DEFAULT_PARSER_CLASSES
-        if issubclass(cls, JSONParser) and not issubclass(cls, BoundedJSONParser)
-    ]
+    unbounded = _configured_kinds_of(
+        api_settings.DEFAULT_PARSER_CLASSES, JSONParser, BoundedJSONParser
+    )
     return [
         checks.Warning(
             f"REST_FRAMEWORK parses JSON bodies with {name}, which has no bound on nesting: "

@@ -388,7 +388,7 @@ def worker_block_local(
                     created_by=by,
                 )
         except IntegrityError:
-            pass  # blocked there already
+            pass  # the same block exists already: blocking twice changes nothing
         if scope == BlockScope.CAMPAIGN:
             in_progress = in_progress.filter(campaign=campaign)
         else:

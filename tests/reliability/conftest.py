@@ -9,6 +9,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -18,6 +19,7 @@ from django.urls import reverse
 from bench.load import start_server
 from bench.worker_client import SimulatedWorker
 from cfannotate.crowd.tokens import join_token
+from tests.support import REPO_ROOT
 
 needs_postgresql = pytest.mark.skipif(
     not os.environ.get("DATABASE_URL", "").startswith("postgres"),
@@ -75,6 +77,28 @@ class Gunicorn:
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
             self.kill()
+
+
+def run_bench(script: str, *args: str, database_suffix: str) -> subprocess.CompletedProcess:
+    """`bench/<script>` in a fresh process on its own scratch database (which it creates
+    and drops), as a person runs it; it must exit 0."""
+    finished = subprocess.run(
+        [
+            sys.executable,
+            str(REPO_ROOT / "bench" / script),
+            *args,
+            "--database-url",
+            database_url() + database_suffix,
+        ],
+        cwd=REPO_ROOT,
+        env=server_env(),
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert finished.returncode == 0, finished.stdout[-3000:] + finished.stderr[-3000:]
+    return finished
 
 
 @pytest.fixture

@@ -5,11 +5,8 @@ the export counts, the figures are shares, and nobody asked for a quality refres
 """
 
 import re
-import subprocess
-import sys
 
-from tests.reliability.conftest import database_url, needs_postgresql, server_env
-from tests.support import REPO_ROOT
+from tests.reliability.conftest import needs_postgresql, run_bench
 
 pytestmark = needs_postgresql
 
@@ -20,28 +17,10 @@ RESULT = re.compile(
 
 
 def test_the_crowd_benchmark_labels_over_http_and_reports_shares():
-    scratch = database_url() + "_crowd"  # its own database, created and dropped by the bench
-    finished = subprocess.run(
-        [
-            sys.executable,
-            str(REPO_ROOT / "bench" / "crowd_http.py"),
-            "--tiny",
-            "--processes",
-            "1",
-            "--threads",
-            "8",
-            "--database-url",
-            scratch,
-        ],
-        cwd=REPO_ROOT,
-        env=server_env(),
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
+    finished = run_bench(
+        "crowd_http.py", "--tiny", "--processes", "1", "--threads", "8", database_suffix="_crowd"
     )
     output = finished.stdout[-3000:] + finished.stderr[-3000:]
-    assert finished.returncode == 0, output
     lines = finished.stdout.strip().splitlines()
     result = RESULT.fullmatch(lines[-1])
     assert result, lines[-1]

@@ -391,6 +391,7 @@ def generate_continuations(
     answers_needed: list[int] | None = None,
     stop_at_newline: bool = False,
     progress: Callable[[int], None] | None = None,
+    on_result: Callable[[int, list[str]], None] | None = None,
 ) -> list[list[str]]:
     """`config.per_prompt` continuations for every prompt, in prompt order.
 
@@ -400,7 +401,8 @@ def generate_continuations(
     folded back into the prompt. A row stops at its end-of-text token, at a newline
     (with `stop_at_newline`) or after `answers_needed[i]` [ANSWER] markers, and
     decodes at most `max_new_tokens[i]` tokens. On CUDA an out-of-memory error
-    halves the batch and retries; on CPU errors propagate.
+    halves the batch and retries; on CPU errors propagate. `on_result(i, texts)` is
+    called for each prompt as soon as its batch is done.
     """
     if not prompts:
         return []
@@ -449,6 +451,8 @@ def generate_continuations(
                 continue
             for index, continuations in zip(indices, batch, strict=True):
                 results[index] = continuations
+                if on_result:
+                    on_result(index, continuations)
             position += len(indices)
             if progress:
                 progress(len(indices))

@@ -9,7 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from generation.blanks import blanked_text, count_blanks, random_blank_sets, targeted_blank_sets
-from generation.decoding import DecodingConfig, generate_continuations
+from generation.decoding import DecodingConfig
+from generation.engines import ENGINE_NAMES, Engine, ServerConfig, make_engine
 from generation.parsing import ParseCache
 from generation.records import CandidateRecord, OriginalRecord
 from generation.strategies import PromptRequest, strategy_for
@@ -31,8 +32,16 @@ class PolyjuiceSettings:
     sentence_blank: bool = True  # also ask for a free rewrite of the whole sentence
     decoding: DecodingConfig = field(default_factory=DecodingConfig)
     seed: int = 0
+    engine: str = "auto"  # generation.engines: auto | loop | continuous | server
+    server: ServerConfig | None = None  # where engine "server" sends its requests
 
     def __post_init__(self) -> None:
+        if self.engine not in ENGINE_NAMES:
+            raise ValueError(
+                f"Unknown engine {self.engine!r}; choose from {', '.join(ENGINE_NAMES)}."
+            )
+        if self.engine == "server" and self.server is None:
+            raise ValueError("The server engine needs server settings (URL and model name).")
         unknown = [code for code in self.codes if code not in CONTROL_CODES]
         if unknown or not self.codes:
             raise ValueError(
@@ -120,12 +129,21 @@ def polyjuice_generate(
     targets: list[PerturbTarget],
     settings: PolyjuiceSettings,
     *,
-    lm,
+    lm=None,
+    engine: Engine | None = None,
     parses: ParseCache,
     progress: Callable[[int], None] | None = None,
+    on_candidates: Callable[[list[CandidateRecord]], None] | None = None,
 ) -> PolyjuiceRun:
-    """Raw candidates for every target, from one batched decoding pass over all prompts."""
-    strategy = strategy_for(settings.strategy, lm.tokenizer, str(lm.name))
+    """Raw candidates for every target, from one batched decoding pass over all prompts.
+
+    Decoding runs on `engine`, or on the engine the settings name over `lm`.
+    `on_candidates` receives each prompt's parsed candidates as soon as the engine
+    finishes that prompt (for annotation that overlaps decoding); the returned run
+    holds them all in prompt order.
+    """
+    engine = engine or make_engine(settings.engine, lm=lm, server=settings.server)
+    strategy = strategy_for(settings.strategy, engine.tokenizer, str(engine.model_name))
     rng = random.Random(settings.seed)
 
     # 1. Parse every original once, in one spaCy batch.
@@ -142,36 +160,52 @@ def polyjuice_generate(
     # 3. Render prompts in parts that decoding computes once per group, once per
     #    original and once per prompt; budget the answers by what was blanked.
     prompts = [strategy.split(request) for _, request in requests]
-    budgets = answer_budgets(lm.tokenizer, [request for _, request in requests], settings.decoding)
-
-    # 4. Decode everything in length-sorted batches.
-    continuations = generate_continuations(
-        lm,
-        prompts,
-        budgets,
-        settings.decoding,
-        answers_needed=[strategy.answers_needed(request) for _, request in requests],
-        stop_at_newline=strategy.stops_at_newline,
-        progress=progress,
+    budgets = answer_budgets(
+        engine.tokenizer, [request for _, request in requests], settings.decoding
     )
 
-    # 5. Parse answers strictly; malformed continuations are counted and dropped.
+    # 4. Decode everything; 5. parse each prompt's answers strictly as it completes
+    #    (malformed continuations are counted and dropped).
     run = PolyjuiceRun(candidates=[], prompts=len(prompts))
-    for (target, request), outputs in zip(requests, continuations, strict=True):
+    parsed: list[list[CandidateRecord]] = [[] for _ in requests]
+    done = [False] * len(requests)
+    provenance = {"strategy": strategy.name, "engine": engine.name, "model": engine.model_name}
+
+    def finished(index: int, outputs: list[str]) -> None:
+        if done[index]:
+            return
+        done[index] = True
+        target, request = requests[index]
         for continuation in outputs:
             run.continuations += 1
             text = strategy.parse(request, continuation)
             if text is None:
                 run.malformed += 1
                 continue
-            run.candidates.append(
+            parsed[index].append(
                 CandidateRecord(
                     original_key=target.original.key,
                     text=text,
                     generator=GENERATOR_NAME,
                     control_code=request.code,
                     prompt=request.blanked,
-                    metadata={"strategy": strategy.name},
+                    metadata=dict(provenance),
                 )
             )
+        if on_candidates and parsed[index]:
+            on_candidates(parsed[index])
+        if progress:
+            progress(1)
+
+    outputs = engine.generate(
+        prompts,
+        budgets,
+        settings.decoding,
+        answers_needed=[strategy.answers_needed(request) for _, request in requests],
+        stop_at_newline=strategy.stops_at_newline,
+        on_result=finished,
+    )
+    for index, continuations in enumerate(outputs):
+        finished(index, continuations)  # a no-op for prompts the engine already reported
+    run.candidates = [record for records in parsed for record in records]
     return run

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from generation.decoding import DecodingConfig
+from generation.engines import ServerConfig
 from generation.generators.base import GenerationContext, GeneratorOutput, Skipped, input_problem
 from generation.models import DEFAULT_MODEL, load_cached
 from generation.polyjuice import (
@@ -47,6 +48,33 @@ class PolyjuiceGenerator:
         # to ask for there (None: each slice's suggested code).
         slices: tuple[str, ...] = ()
         slice_code: str | None = None
+        # Decoding engine (generation.engines): auto (continuous batching on CUDA, our
+        # loop elsewhere), loop, continuous, or server.
+        engine: str = "auto"
+        # With engine "server": any OpenAI-compatible endpoint (vLLM, SGLang, TGI,
+        # llama.cpp, `transformers serve`). The API key is read from the environment
+        # variable that server_api_key_env names; it is never stored.
+        server_url: str = ""
+        server_model: str = ""
+        server_api: str = "auto"  # auto | completions | chat
+        server_api_key_env: str = ""
+        server_concurrency: int = 16
+        server_timeout: float = 60.0
+        server_retries: int = 3
+
+        def server(self) -> ServerConfig | None:
+            """The inference server to generate through, or None for an in-process engine."""
+            if self.engine != "server":
+                return None
+            return ServerConfig(
+                base_url=self.server_url,
+                model=self.server_model,
+                api=self.server_api,
+                api_key_env=self.server_api_key_env,
+                concurrency=self.server_concurrency,
+                timeout=self.server_timeout,
+                retries=self.server_retries,
+            )
 
         def polyjuice(self) -> PolyjuiceSettings:
             decoding = DecodingConfig(
@@ -66,12 +94,19 @@ class PolyjuiceGenerator:
                 sentence_blank=self.sentence_blank,
                 decoding=decoding,
                 seed=self.seed,
+                engine=self.engine,
+                server=self.server(),
             )
 
         def __post_init__(self) -> None:
             self.polyjuice()  # invalid combinations fail here, before any model loads
             for name in self.slices:
                 get_slice(name)
+            if self.engine != "server" and self.server_url:
+                raise ValueError(
+                    f"server_url is set but engine is {self.engine!r}; "
+                    "choose engine 'server' to generate through it."
+                )
             if self.slice_code is not None and self.slice_code not in CONTROL_CODES:
                 raise ValueError(
                     f"Unknown control code {self.slice_code!r}; "

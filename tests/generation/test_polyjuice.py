@@ -40,7 +40,7 @@ def scripted_decoding(monkeypatch) -> list[dict]:
     continuation. Returns the calls decoding received."""
     calls = []
 
-    def fake(lm, prompts, budgets, config, *, answers_needed, stop_at_newline, progress=None):
+    def fake(lm, prompts, budgets, config, *, answers_needed, stop_at_newline, **kwargs):
         calls.append(
             {
                 "prompts": prompts,
@@ -51,7 +51,7 @@ def scripted_decoding(monkeypatch) -> list[dict]:
         )
         return [[" not [ANSWER]" * needed, "no answer marker"] for needed in answers_needed]
 
-    monkeypatch.setattr(polyjuice, "generate_continuations", fake)
+    monkeypatch.setattr("generation.engines.loop.generate_continuations", fake)
     return calls
 
 
@@ -131,7 +131,8 @@ def test_every_continuation_is_a_candidate_or_counted_malformed(tiny_lm, parses)
         assert candidate.generator == GENERATOR_NAME == "polyjuice"
         assert candidate.control_code in settings.codes
         assert BLANK in candidate.prompt
-        assert candidate.metadata == {"strategy": "native"}
+        # Which strategy, engine and model made it travel with every candidate.
+        assert candidate.metadata == {"strategy": "native", "engine": "loop", "model": tiny_lm.name}
         assert BLANK not in candidate.text
 
 
@@ -163,7 +164,8 @@ def test_scripted_answers_become_candidates(tiny_lm, parses, scripted_decoding):
         assert candidate.original_key == "kids"
         assert candidate.generator == "polyjuice"
         assert candidate.prompt == blanked
-        assert candidate.metadata == {"strategy": "native"}
+        # Which strategy, engine and model made it travel with every candidate.
+        assert candidate.metadata == {"strategy": "native", "engine": "loop", "model": tiny_lm.name}
     (call,) = scripted_decoding
     assert [parts.text for parts in call["prompts"]] == [
         build_prompt(KIDS.text, "negation", blanked),

@@ -82,7 +82,7 @@ def test_polyjuice_slices_perturb_only_what_matches(tmp_path_factory, monkeypatc
         seen.extend(prompts)
         return [["lying on [ANSWER]"]] * len(prompts)
 
-    monkeypatch.setattr("generation.polyjuice.generate_continuations", fake)
+    monkeypatch.setattr("generation.engines.loop.generate_continuations", fake)
     lm = load_causal_lm(tiny_lm_directory(tmp_path_factory, "gpt2"), device="cpu")
     generator = load_generator(
         "polyjuice", {"slices": ["preposition"], "slice_code": "resemantic", "per_prompt": 1}

@@ -69,7 +69,9 @@ class ServerConfig:
     def __post_init__(self) -> None:
         problems = []
         if not self.base_url.startswith(("http://", "https://")):
-            problems.append(f"server_url must start with http:// or https:// (got {self.base_url!r})")
+            problems.append(
+                f"server_url must start with http:// or https:// (got {self.base_url!r})"
+            )
         if not self.model.strip():
             problems.append("server_model is required with the server engine")
         if self.api not in SERVER_APIS:

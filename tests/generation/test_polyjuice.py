@@ -1,6 +1,5 @@
 import pytest
 
-from generation import polyjuice
 from generation.decoding import DecodingConfig, PromptParts
 from generation.models import LoadedModel, load_causal_lm
 from generation.parsing import ParseCache

@@ -324,6 +324,8 @@ def listed(campaign) -> Callable[[_NullSink], int]:
                 "original_label": original.label.value,
                 "label": aggregate.label.value,
                 "generator": candidate.generator,
+                "engine": candidate.metadata.get("engine"),
+                "model": candidate.metadata.get("model"),
                 "control_code": candidate.control_code,
                 "removed_tokens": edit_tokens(candidate.edit, "removed"),
                 "added_tokens": edit_tokens(candidate.edit, "added"),

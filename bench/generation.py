@@ -1,15 +1,27 @@
-"""Benchmark: our batched generation pipeline against a polyjuice-nlp style loop.
+"""Benchmark: our generation pipeline on each engine, against a per-sentence loop and
+against plain `generate()` of the same model (the ceiling).
 
-Both run in this process on the same model, prompts and settings. The baseline
-mirrors polyjuice-nlp's `perturb()`: one original at a time, its prompts through a
-transformers text-generation pipeline, each candidate parsed, diffed and scored
-for fluency on its own. Ours sends all originals' prompts through batched
-decoding and scores candidates in batches.
+Everything runs in this process on the same model, originals and settings:
 
-    python bench/generation.py --quick          # ~1 minute on 2 CPU cores
-    python bench/generation.py --originals 64 --device cuda
+- **ours**, once per engine (`generation.engines`): `loop` (our batched loop), `continuous`
+  (transformers' continuous batching) and, with a server, `server` (an OpenAI-compatible
+  inference server); each end to end: blanks, prompts, decoding, parsing, dedupe, edits,
+  codes, relationships, fluency filter;
+- **baseline**: polyjuice-nlp's `perturb()` shape, one original at a time, its prompts
+  through a transformers text-generation pipeline, each candidate parsed, diffed and
+  scored for fluency on its own (the `ratio`);
+- **ceiling**: one batched `model.generate()` over the same prompts with the same
+  sampling and budgets, decoding only (no parsing, no annotation): the `ceiling_ratio`
+  is our sequences per second end to end over its sequences per second.
 
-The last line reads `RESULT generation ratio=... cands_per_s=... ...`.
+    python bench/generation.py --quick            # ~2 minutes on 2 CPU cores
+    python bench/generation.py --originals 344 --device cuda --batch-size 512
+    python bench/generation.py --backend server --base-url http://gpu:8000/v1 --model NAME
+    python bench/generation.py --quick --start-server   # also through `transformers serve`
+
+On a machine without package registries, `bench/gpu/run.sh` installs from carried
+wheels and runs the GPU benchmark (see docs/benchmarks.md). The last line reads
+`RESULT generation ratio=... cands_per_s=... kept_per_s=... ceiling_ratio=... ...`.
 """
 
 import argparse
@@ -28,6 +40,7 @@ from generation.blanks import blanked_text, random_blank_sets  # noqa: E402
 from generation.control_codes import detect_code  # noqa: E402
 from generation.decoding import DecodingConfig, StopWhenAnswered, newline_token_ids  # noqa: E402
 from generation.edits import compute_edit  # noqa: E402
+from generation.engines import ServerConfig, make_engine, resolve_engine  # noqa: E402
 from generation.fluency import FluencyItem, fluency_scores  # noqa: E402
 from generation.metrics import embedding_distances, self_bleu, token_levenshtein  # noqa: E402
 from generation.models import DEFAULT_MODEL, load_causal_lm  # noqa: E402
@@ -40,17 +53,17 @@ from generation.strategies import PromptRequest, strategy_for  # noqa: E402
 SHARED = REPO.parent / "shared" / "data" / "cad"
 
 
-def load_originals(count: int, seed: int) -> list[str]:
+def load_originals(count: int, seed: int, data: Path = SHARED) -> list[str]:
     """Short sentences from CAD: first sentences of IMDb reviews and SNLI hypotheses."""
     nlp = load_nlp()
     texts: list[str] = []
-    with (SHARED / "sentiment_combined_paired" / "dev_paired.tsv").open(encoding="utf-8") as f:
+    with (data / "sentiment_combined_paired" / "dev_paired.tsv").open(encoding="utf-8") as f:
         reviews = [row["Text"].replace("<br />", " ") for row in csv.DictReader(f, delimiter="\t")]
     for doc in nlp.pipe(reviews[::2][:200]):
         first = next(iter(doc.sents)).text.strip()
         if 6 <= len(first.split()) <= 22:
             texts.append(first)
-    with (SHARED / "NLI_original" / "dev.tsv").open(encoding="utf-8") as f:
+    with (data / "NLI_original" / "dev.tsv").open(encoding="utf-8") as f:
         texts += [row["sentence2"] for row in csv.DictReader(f, delimiter="\t")][:200]
     random.Random(seed).shuffle(texts)
     return texts[:count]
@@ -166,38 +179,146 @@ def quality(result, settings: PipelineSettings) -> dict[str, float]:
     }
 
 
+def plain_generate(lm, prompts: list[str], budgets: list[int], decoding, batch_size: int):
+    """The ceiling: `model.generate()` over the prompts in batches, same sampling and
+    budgets (each batch decodes to its longest budget), `per_prompt` sequences each.
+    Returns (sequences, seconds)."""
+    import torch
+
+    tokenizer = lm.tokenizer
+    order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
+    sequences = 0
+    if lm.device.type == "cuda":
+        torch.cuda.synchronize()
+    started = time.perf_counter()
+    with torch.inference_mode():
+        for position in range(0, len(order), batch_size):
+            indices = order[position : position + batch_size]
+            encoded = tokenizer(
+                [prompts[i] for i in indices],
+                return_tensors="pt",
+                padding=True,
+                add_special_tokens=False,
+            ).to(lm.device)
+            output = lm.model.generate(
+                **encoded,
+                do_sample=True,
+                temperature=decoding.temperature,
+                top_p=decoding.top_p,
+                top_k=decoding.top_k,
+                num_return_sequences=decoding.per_prompt,
+                max_new_tokens=max(budgets[i] for i in indices),
+                pad_token_id=tokenizer.pad_token_id,
+            )
+            sequences += output.shape[0]
+    if lm.device.type == "cuda":
+        torch.cuda.synchronize()
+    return sequences, time.perf_counter() - started
+
+
+def ceiling_inputs(texts: list[str], settings: PipelineSettings, lm):
+    """The prompts and budgets our pipeline decodes for these originals (same blanks)."""
+    from generation.polyjuice import _blanked_texts
+
+    strategy = strategy_for(settings.polyjuice.strategy, lm.tokenizer, str(lm.name))
+    rng = random.Random(settings.polyjuice.seed)
+    parses = ParseCache()
+    requests = []
+    for index, text in enumerate(texts):
+        target = PerturbTarget(OriginalRecord(f"x{index}", text, ""))
+        for blanked in _blanked_texts(target, parses, settings.polyjuice, rng):
+            requests += [PromptRequest(text, code, blanked) for code in settings.polyjuice.codes]
+    prompts = [strategy.render(request) for request in requests]
+    return prompts, answer_budgets(lm.tokenizer, requests, settings.polyjuice.decoding)
+
+
+def run_engine(engine, texts, settings, fluency_lm):
+    """Our pipeline end to end on one engine: (result, seconds)."""
+    targets = [PerturbTarget(OriginalRecord(f"x{i}", text, "")) for i, text in enumerate(texts)]
+    started = time.perf_counter()
+    result = run_polyjuice(
+        targets, settings, engine=engine, fluency_lm=fluency_lm, parses=ParseCache()
+    )
+    return result, time.perf_counter() - started
+
+
+def start_loopback_server(model: str, device: str):
+    """`transformers serve` on a free loopback port with `model` (continuous batching on
+    a GPU): (server, base URL, the model name it serves)."""
+    import tempfile
+
+    from bench.inference_server import TransformersServer
+    from generation.models import default_model_directory
+
+    directory = default_model_directory() if model == DEFAULT_MODEL else Path(model)
+    log = Path(tempfile.mkdtemp(prefix="bench-serve-")) / "serve.log"
+    server = TransformersServer(
+        directory, log, device=device, continuous_batching=device.startswith("cuda")
+    )
+    server.wait_ready()
+    print(f"server:    transformers serve at {server.url} (log {log})")
+    return server, server.url, server.model
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="Small run, about a minute on CPU.")
+    parser.add_argument("--quick", action="store_true", help="Small run, ~2 minutes on CPU.")
     parser.add_argument("--originals", type=int, default=24)
     parser.add_argument(
         "--baseline-originals",
         type=int,
         default=None,
-        help="Originals for the (slow) baseline; default: same as --originals.",
+        help="Originals for the (slow) baseline; default: same as --originals; 0 skips it.",
     )
     parser.add_argument("--model", default=DEFAULT_MODEL)
     parser.add_argument("--strategy", default="auto")
     parser.add_argument("--device", default="auto")
+    parser.add_argument(
+        "--engines",
+        default="loop,continuous",
+        help="In-process engines to run, comma-separated (loop, continuous).",
+    )
+    parser.add_argument(
+        "--backend",
+        default="inprocess",
+        choices=["inprocess", "server"],
+        help="server: generate only through --base-url (an OpenAI-compatible server).",
+    )
+    parser.add_argument("--base-url", help="The inference server, e.g. http://gpu:8000/v1.")
+    parser.add_argument("--server-model", help="Its model name (default: --model).")
+    parser.add_argument("--server-api", default="auto", choices=["auto", "completions", "chat"])
+    parser.add_argument("--server-concurrency", type=int, default=64)
+    parser.add_argument(
+        "--start-server",
+        action="store_true",
+        help="Start `transformers serve` on loopback with --model and run through it too.",
+    )
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--codes", default="negation,lexical,resemantic,insert,delete")
     parser.add_argument("--blank-sets", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-ceiling", action="store_true", help="Skip plain generate().")
+    parser.add_argument("--no-quality", action="store_true", help="Skip the quality figures.")
     parser.add_argument("--json", help="Also write the figures to this file.")
+    parser.add_argument("--data", type=Path, default=SHARED, help="The CAD data folder.")
     args = parser.parse_args()
-    if not SHARED.exists():
-        print(f"bench: the CAD data is missing at {SHARED}", file=sys.stderr)
+    if not args.data.exists():
+        print(f"bench: the CAD data is missing at {args.data}", file=sys.stderr)
         return 2
     if args.quick:
         args.originals, args.baseline_originals = 8, 3
         args.codes, args.blank_sets = "negation,lexical,insert", 1
-    baseline_count = args.baseline_originals or args.originals
+    if args.backend == "server" and not args.base_url:
+        print("bench: --backend server needs --base-url", file=sys.stderr)
+        return 2
+    baseline_count = args.originals if args.baseline_originals is None else args.baseline_originals
 
-    texts = load_originals(args.originals, args.seed)
-    lm = load_causal_lm(args.model, device=args.device)
-    fluency_lm = (
-        lm if args.model == DEFAULT_MODEL else load_causal_lm(DEFAULT_MODEL, device=args.device)
-    )
+    texts = load_originals(args.originals, args.seed, args.data)
+    fluency_lm = load_causal_lm(DEFAULT_MODEL, device=args.device)
+    lm = None
+    if args.backend == "inprocess" or not args.no_ceiling:
+        lm = fluency_lm if args.model == DEFAULT_MODEL else None
+        lm = lm or load_causal_lm(args.model, device=args.device)
     settings = PipelineSettings(
         model=args.model,
         device=args.device,
@@ -209,67 +330,115 @@ def main() -> int:
             decoding=DecodingConfig(per_prompt=3, batch_size=args.batch_size, seed=args.seed),
         ),
     )
-    threshold = settings.fluency_threshold
-    parses = ParseCache()
-    # Warm both paths once (CUDA kernels, tokenizer caches) on a throwaway original.
-    run_polyjuice(
-        [PerturbTarget(OriginalRecord("warm", texts[0], ""))],
-        settings,
-        lm=lm,
-        fluency_lm=fluency_lm,
-        parses=ParseCache(),
-    )
+    per_prompt = settings.polyjuice.decoding.per_prompt
 
-    targets = [PerturbTarget(OriginalRecord(f"x{i}", text, "")) for i, text in enumerate(texts)]
-    started = time.perf_counter()
-    result = run_polyjuice(targets, settings, lm=lm, fluency_lm=fluency_lm, parses=parses)
-    ours_seconds = time.perf_counter() - started
-    # Speed is compared on candidates fully processed (parsed, diffed, coded, scored):
-    # both sides do the same work per candidate, while how many pass the filter is
-    # sampling luck on small runs and is reported as the fluency pass rate instead.
-    ours_processed = len(result.candidates) / ours_seconds
-    ours_rate = len(result.kept) / ours_seconds
+    engines = []
+    if args.backend == "inprocess":
+        engines = [make_engine(name, lm=lm) for name in args.engines.split(",") if name]
+    server_process, base_url, served_model = None, args.base_url, args.model
+    if args.start_server and not base_url:
+        server_process, base_url, served_model = start_loopback_server(
+            args.model, str(fluency_lm.device)
+        )
+    try:
+        if base_url:
+            engines.append(
+                make_engine(
+                    "server",
+                    server=ServerConfig(
+                        base_url=base_url,
+                        model=args.server_model or served_model,
+                        api=args.server_api,
+                        concurrency=args.server_concurrency,
+                        timeout=120.0,
+                    ),
+                )
+            )
+        figures, results = {}, {}
+        for engine in engines:
+            # Warm each engine once (CUDA kernels and graphs, tokenizer caches, the server).
+            run_engine(engine, texts[:1], settings, fluency_lm)
+            result, seconds = run_engine(engine, texts, settings, fluency_lm)
+            sequences = result.prompts * per_prompt
+            figures[engine.name] = {
+                "seconds": seconds,
+                "prompts": result.prompts,
+                "seqs_per_s": sequences / seconds,
+                "cands_per_s": len(result.candidates) / seconds,
+                "kept_per_s": len(result.kept) / seconds,
+            }
+            results[engine.name] = result
+            print(
+                f"ours/{engine.name:<10} {len(texts)} originals, {result.prompts} prompts, "
+                f"{sequences} sequences, {len(result.candidates)} candidates, "
+                f"{len(result.kept)} kept in {seconds:.2f}s = {sequences / seconds:.1f} seqs/s, "
+                f"{figures[engine.name]['cands_per_s']:.1f} candidates/s, "
+                f"{figures[engine.name]['kept_per_s']:.1f} kept/s "
+                f"(seconds: {', '.join(f'{k} {v:.1f}' for k, v in result.seconds.items())})"
+            )
+    finally:
+        if server_process is not None:
+            server_process.stop()
 
-    base_kept, base_produced, base_seconds = run_baseline(
-        texts[:baseline_count], settings, lm, fluency_lm, threshold
-    )
-    base_processed = base_produced / base_seconds
-    base_rate = base_kept / base_seconds
-    ratio = ours_processed / base_processed if base_processed else float("inf")
-    figures = quality(result, settings)
-
-    device = str(lm.device)
-    print(
-        f"model {args.model} on {device} ({lm.dtype}); strategy "
-        f"{strategy_for(args.strategy, lm.tokenizer).name}; codes {args.codes}"
-    )
-    print(
-        f"ours:     {len(texts)} originals, {result.prompts} prompts, {len(result.candidates)} "
-        f"candidates, {len(result.kept)} kept in {ours_seconds:.2f}s = "
-        f"{ours_processed:.2f} candidates/s, {ours_rate:.2f} kept/s "
-        f"(seconds: {', '.join(f'{k} {v:.1f}' for k, v in result.seconds.items())})"
-    )
-    print(
-        f"baseline: {baseline_count} originals, {base_produced} candidates, {base_kept} kept in "
-        f"{base_seconds:.2f}s = {base_processed:.2f} candidates/s, {base_rate:.2f} kept/s"
-    )
-    print("quality:  " + ", ".join(f"{key}={value:.3f}" for key, value in figures.items()))
+    in_process = [name for name in figures if name != "server"]
+    # The engine `auto` picks on this device is the one a campaign gets by default.
+    default = resolve_engine("auto", lm.device) if lm is not None else "server"
+    main_name = default if default in figures else (in_process or list(figures))[0]
+    ours = figures[main_name]
     record = {
-        "ratio": ratio,
-        "cands_per_s": ours_processed,
-        "kept_per_s": ours_rate,
-        "baseline_cands_per_s": base_processed,
-        "baseline_kept_per_s": base_rate,
-        "device": device,
-        **figures,
+        "engine": main_name,
+        "cands_per_s": ours["cands_per_s"],
+        "kept_per_s": ours["kept_per_s"],
+        "seqs_per_s": ours["seqs_per_s"],
     }
+    for name, values in figures.items():
+        record[f"{name}_kept_per_s"] = values["kept_per_s"]
+    if "server" in figures:
+        record["server_kept_per_s"] = figures["server"]["kept_per_s"]
+
+    if lm is not None and not args.no_ceiling:
+        prompts, budgets = ceiling_inputs(texts, settings, lm)
+        plain_generate(lm, prompts[:8], budgets[:8], settings.polyjuice.decoding, args.batch_size)
+        sequences, seconds = plain_generate(
+            lm, prompts, budgets, settings.polyjuice.decoding, args.batch_size
+        )
+        ceiling = sequences / seconds
+        record["ceiling_seqs_per_s"] = ceiling
+        record["ceiling_ratio"] = ours["seqs_per_s"] / ceiling
+        print(
+            f"ceiling:   plain generate() of {len(prompts)} prompts x {per_prompt}: "
+            f"{sequences} sequences in {seconds:.2f}s = {ceiling:.1f} seqs/s "
+            f"(decoding only; ours/ceiling {record['ceiling_ratio']:.3f})"
+        )
+
+    if baseline_count and lm is not None:
+        base_kept, base_produced, base_seconds = run_baseline(
+            texts[:baseline_count], settings, lm, fluency_lm, settings.fluency_threshold
+        )
+        base_processed = base_produced / base_seconds
+        record["ratio"] = ours["cands_per_s"] / base_processed if base_processed else float("inf")
+        record["baseline_cands_per_s"] = base_processed
+        record["baseline_kept_per_s"] = base_kept / base_seconds
+        print(
+            f"baseline:  {baseline_count} originals, {base_produced} candidates, {base_kept} "
+            f"kept in {base_seconds:.2f}s = {base_processed:.2f} candidates/s, "
+            f"{base_kept / base_seconds:.2f} kept/s"
+        )
+    if not args.no_quality:
+        quality_figures = quality(results[main_name], settings)
+        print("quality:  " + ", ".join(f"{k}={v:.3f}" for k, v in quality_figures.items()))
+        record.update(quality_figures)
+    device = str(fluency_lm.device)
+    print(f"model {args.model} on {device} ({fluency_lm.dtype}); codes {args.codes}")
+    record["device"] = device
+    ordered = {"ratio": record.pop("ratio", float("nan")), **record}
     if args.json:
-        Path(args.json).write_text(json.dumps(record, indent=2))
+        Path(args.json).write_text(json.dumps(ordered, indent=2))
     print(
         "RESULT generation "
         + " ".join(
             f"{key}={value:.3f}" if isinstance(value, float) else f"{key}={value}"
-            for key, value in record.items()
+            for key, value in ordered.items()
         )
     )
     return 0

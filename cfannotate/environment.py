@@ -3,6 +3,7 @@
 Settings import this module; it must not import Django models or apps.
 """
 
+import math
 import os
 import re
 import secrets
@@ -43,6 +44,19 @@ def env_int(name: str, default: int) -> int:
         return int(raw)
     except ValueError:
         raise ImproperlyConfigured(f"{name} must be a whole number, not {raw!r}.") from None
+
+
+def env_float(name: str, default: float | None) -> float | None:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise ImproperlyConfigured(f"{name} must be a number, not {raw!r}.")
+    return value
 
 
 RATE_UNITS = {

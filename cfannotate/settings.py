@@ -120,6 +120,33 @@ TASKS = {
 # While a campaign is open for labeling, quality control sweeps it this often (quality.md §4).
 QUALITY_SWEEP_SECONDS = environment.env_int("CFANNOTATE_QUALITY_SWEEP_SECONDS", 120)
 
+# Generation (docs/configuration.md): where Polyjuice's model runs unless a campaign says
+# otherwise. "auto" lets each worker choose by its device; the names are checked by
+# cfannotate.candidates.checks (generation.engines loads torch, settings must not).
+GENERATION_ENGINE = os.environ.get("CFANNOTATE_GENERATION_ENGINE", "").strip() or "auto"
+# Defaults of the "server" engine, for a campaign entry that leaves an option out; None or
+# "" leaves the generator's own default. `api_key_env` is the NAME of the variable that
+# holds the key: the key itself stays in the environment of the web and worker processes.
+INFERENCE_SERVER = {
+    "url": os.environ.get("CFANNOTATE_INFERENCE_SERVER_URL", "").strip(),
+    "model": os.environ.get("CFANNOTATE_INFERENCE_SERVER_MODEL", "").strip(),
+    "api": os.environ.get("CFANNOTATE_INFERENCE_SERVER_API", "").strip(),
+    "api_key_env": os.environ.get("CFANNOTATE_INFERENCE_SERVER_API_KEY_ENV", "").strip(),
+    "concurrency": environment.env_int("CFANNOTATE_INFERENCE_SERVER_CONCURRENCY", None),
+    "timeout": environment.env_float("CFANNOTATE_INFERENCE_SERVER_TIMEOUT", None),
+    "retries": environment.env_int("CFANNOTATE_INFERENCE_SERVER_RETRIES", None),
+}
+# The variables a campaign may name as its server's API key: a key goes to the URL the
+# campaign names, so which secrets may travel is the operator's choice, not a researcher's.
+INFERENCE_SERVER_API_KEY_ENVS = list(
+    dict.fromkeys(
+        [
+            *([INFERENCE_SERVER["api_key_env"]] if INFERENCE_SERVER["api_key_env"] else []),
+            *environment.env_list("CFANNOTATE_INFERENCE_SERVER_API_KEY_ENVS", []),
+        ]
+    )
+)
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

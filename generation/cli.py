@@ -11,6 +11,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from generation.engines import ENGINE_NAMES, SERVER_APIS
 from generation.generators import generator_names
 from generation.tokens import CONTROL_CODES
 
@@ -59,6 +60,11 @@ def perturb_command(args: argparse.Namespace) -> int:
         transformers_logging.disable_progress_bar()
     if args.generator != "polyjuice":
         return _other_generator(args, texts)
+    try:
+        server = _server_config(args)
+    except ValueError as error:
+        print(f"perturb: {error}", file=sys.stderr)
+        return EXIT_USAGE
     decoding = DecodingConfig(
         do_sample=args.beams <= 1,
         num_beams=max(1, args.beams),
@@ -80,6 +86,8 @@ def perturb_command(args: argparse.Namespace) -> int:
             seed=args.seed,
             sentence_blank=not args.blank,
             random_blank_sets=args.blank_sets,
+            engine=args.engine,
+            server=server,
         ),
     )
     result = perturb_texts(
@@ -87,6 +95,27 @@ def perturb_command(args: argparse.Namespace) -> int:
     )
     _print_result(args, result)
     return 0
+
+
+def _server_config(args: argparse.Namespace):
+    """The inference server the command line names, for --engine server (else None)."""
+    from generation.engines import ServerConfig
+
+    if args.engine != "server":
+        if args.server_url:
+            raise ValueError("--server-url needs --engine server.")
+        return None
+    if not args.server_url or not args.server_model:
+        raise ValueError("--engine server needs --server-url and --server-model.")
+    return ServerConfig(
+        base_url=args.server_url,
+        model=args.server_model,
+        api=args.server_api,
+        api_key_env=args.server_api_key_env or "",
+        concurrency=args.server_concurrency,
+        timeout=args.server_timeout,
+        retries=args.server_retries,
+    )
 
 
 def _options(pairs: list[str]) -> dict:
@@ -200,6 +229,25 @@ def _add_perturb_parser(commands) -> None:
     parser.add_argument("--strategy", default="auto", choices=["auto", "native", "fewshot"])
     parser.add_argument("--device", default="auto")
     parser.add_argument("--dtype", default="auto")
+    parser.add_argument(
+        "--engine",
+        default="auto",
+        choices=ENGINE_NAMES,
+        help="Decoding engine: auto (continuous batching on CUDA, our loop on CPU), loop, "
+        "continuous, or server (an OpenAI-compatible inference server).",
+    )
+    server = parser.add_argument_group("inference server (with --engine server)")
+    server.add_argument("--server-url", help="Base URL, e.g. http://gpu-box:8000/v1.")
+    server.add_argument("--server-model", help="The model name the server serves.")
+    server.add_argument("--server-api", default="auto", choices=SERVER_APIS)
+    server.add_argument(
+        "--server-api-key-env",
+        help="Name of the environment variable that holds the API key (the key is never "
+        "passed on the command line).",
+    )
+    server.add_argument("--server-concurrency", type=int, default=16)
+    server.add_argument("--server-timeout", type=float, default=60.0)
+    server.add_argument("--server-retries", type=int, default=3)
     parser.add_argument("--beams", type=int, default=1, help="Beam search width (1: sampling).")
     parser.add_argument("--temperature", type=float, default=1.0)
     parser.add_argument("--top-p", type=float, default=0.9)

@@ -213,7 +213,8 @@ def _bracket_closers(tokenizer) -> torch.Tensor:
     return cached
 
 
-def _eos_ids(lm) -> set[int]:
+def eos_token_ids(lm) -> set[int]:
+    """The ids that end a text: the tokenizer's end-of-text and the model's configured ones."""
     ids = {lm.tokenizer.eos_token_id}
     configured = getattr(lm.model.generation_config, "eos_token_id", None)
     ids |= set(configured) if isinstance(configured, list) else {configured}
@@ -243,7 +244,7 @@ def _decode_rows(
     input_ids,
     attention_mask,
     cache,
-    max_new_tokens: int,
+    limits: list[int],
     config: DecodingConfig,
     needed: list[int],
     newline_ids: set[int],
@@ -252,12 +253,12 @@ def _decode_rows(
     """Sample or argmax continuations, one token per step for every live row.
 
     A row leaves the batch as soon as it is finished (end of text, a newline when
-    asked, or its `needed` [ANSWER] markers), and its cache rows are dropped, so a
-    batch costs what its live rows cost, not what its slowest row costs.
+    asked, its `needed` [ANSWER] markers, or `limits[row]` tokens), and its cache rows
+    are dropped, so a batch costs what its live rows cost, not what its slowest row costs.
     """
     model, tokenizer = lm.model, lm.tokenizer
     rows = input_ids.shape[0]
-    eos_ids = _eos_ids(lm)
+    eos_ids = eos_token_ids(lm)
     closers = _bracket_closers(tokenizer).to(input_ids.device)
     newline = torch.zeros_like(closers)
     if newline_ids:
@@ -268,7 +269,7 @@ def _decode_rows(
     current = input_ids[:, -1:]  # (live, 1)
     position = attention_mask.sum(-1, keepdim=True) - 1  # (live, 1), real tokens only
     mask = attention_mask
-    for _ in range(max_new_tokens):
+    for _ in range(max(limits)):
         output = model(
             input_ids=current,
             attention_mask=mask,
@@ -285,7 +286,7 @@ def _decode_rows(
                 finished[index] = True
                 continue
             tokens[row].append(token)
-            if newline[token]:
+            if newline[token] or len(tokens[row]) >= limits[row]:
                 finished[index] = True
             elif needed[row] and closers[token]:
                 text = tokenizer.decode(tokens[row], skip_special_tokens=False)
@@ -345,7 +346,7 @@ def _generate_beams(
 def _generate_batch(
     lm,
     parts: list[PromptParts],
-    max_new_tokens: int,
+    budgets: list[int],
     config: DecodingConfig,
     newline_ids: set[int],
     needed: list[int],
@@ -358,7 +359,7 @@ def _generate_batch(
     if config.num_beams > 1:
         # generate() expands and scores beams itself, from the full prompts.
         texts = _generate_beams(
-            lm, [part.text for part in parts], max_new_tokens, config, newline_ids, needed
+            lm, [part.text for part in parts], max(budgets), config, newline_ids, needed
         )
     else:
         # Greedy decoding gives one continuation per prompt, repeated; sampling draws
@@ -371,7 +372,7 @@ def _generate_batch(
             input_ids,
             attention_mask,
             cache,
-            max_new_tokens,
+            [budget for budget in budgets for _ in range(copies)],
             config,
             rows_needed,
             newline_ids,
@@ -433,7 +434,7 @@ def generate_continuations(
                 batch = _generate_batch(
                     lm,
                     [parts[i] for i in indices],
-                    max(max_new_tokens[i] for i in indices),
+                    [max_new_tokens[i] for i in indices],
                     config,
                     newline_ids,
                     [answers_needed[i] for i in indices],

@@ -7,6 +7,7 @@ command line and the benchmark run.
 import time
 from dataclasses import dataclass, field
 
+from generation.engines import Engine, make_engine
 from generation.models import DEFAULT_MODEL, load_cached
 from generation.parsing import ParseCache
 from generation.polyjuice import PerturbTarget, PolyjuiceSettings, polyjuice_generate
@@ -63,18 +64,28 @@ def run_polyjuice(
     settings: PipelineSettings,
     *,
     lm=None,
+    engine: Engine | None = None,
     fluency_lm=None,
     parses: ParseCache | None = None,
     show_progress: bool = False,
 ) -> PipelineResult:
-    """Generate, dedupe, annotate and filter counterfactuals for every target."""
+    """Generate, dedupe, annotate and filter counterfactuals for every target.
+
+    Decoding runs on `engine` if given, else on the engine the settings name, over
+    `lm` or the settings' model.
+    """
     seconds: dict[str, float] = {}
     started = time.perf_counter()
 
-    # 1. Models and parser, each loaded once per process.
-    lm = lm or load_cached(
-        settings.model or DEFAULT_MODEL, device=settings.device, dtype=settings.dtype
-    )
+    # 1. Models and parser, each loaded once per process (an inference server needs
+    #    no generator model here).
+    if engine is None and settings.polyjuice.engine == "server":
+        engine = make_engine("server", server=settings.polyjuice.server)
+    if engine is None:
+        lm = lm or load_cached(
+            settings.model or DEFAULT_MODEL, device=settings.device, dtype=settings.dtype
+        )
+        engine = make_engine(settings.polyjuice.engine, lm=lm)
     if fluency_lm is None and settings.fluency_threshold is not None:
         fluency_lm = load_cached(
             settings.fluency_model or DEFAULT_MODEL, device=settings.device, dtype=settings.dtype
@@ -88,7 +99,7 @@ def run_polyjuice(
     if progress.bar is not None:
         progress.bar.total = None
     run = polyjuice_generate(
-        targets, settings.polyjuice, lm=lm, parses=parses, progress=progress.update
+        targets, settings.polyjuice, engine=engine, parses=parses, progress=progress.update
     )
     progress.close()
     seconds["generate"] = time.perf_counter() - mark

@@ -56,3 +56,29 @@ def api_client(researcher):
 @pytest.fixture
 def campaign(researcher):
     return make_campaign(owner=researcher, name="Reviews")
+
+
+class FakeInferenceServer:
+    """Stands in for `generation.engines.server.probe`: records every server it is asked
+    about, and refuses with `refusal` (the server's message) when that is set."""
+
+    def __init__(self) -> None:
+        self.probed = []
+        self.refusal = ""
+
+    def probe(self, config) -> str:
+        from generation.engines.server import InferenceServerError
+
+        self.probed.append(config)
+        if self.refusal:
+            raise InferenceServerError(self.refusal)
+        return f"fake server at {config.base_url}: model {config.model}"
+
+
+@pytest.fixture
+def inference_server(monkeypatch, settings):
+    """A fake inference server for saving settings; the site allows the key variable LAB_KEY."""
+    fake = FakeInferenceServer()
+    monkeypatch.setattr("generation.engines.server.probe", fake.probe)
+    settings.INFERENCE_SERVER_API_KEY_ENVS = ["LAB_KEY"]
+    return fake

@@ -31,8 +31,9 @@ SCALAR_SETTINGS = tuple(name for _, names in STAGES for name in names)
 def errors_onto_form(form: forms.Form, error: CfannotateError) -> None:
     """Put a service's field errors on the form fields they name (the rest on the form)."""
     form.add_error(None, error.message)
+    field_for = getattr(form, "field_for", form_field_for)
     for where, problems in error.fields.items():
-        name = where if where in form.fields else form_field_for(where)
+        name = where if where in form.fields else field_for(where)
         for problem in problems:
             if name == where and name in form.fields:
                 form.add_error(name, problem)
@@ -117,9 +118,73 @@ class CampaignCreateForm(forms.Form):
         return arguments
 
 
-class CampaignSettingsForm(forms.ModelForm):
-    """Every per-stage setting; generators as one checkbox and options each, targeting apart."""
+# Polyjuice's engine options: edited in their own section, not in its JSON options.
+ENGINE_GENERATOR = "polyjuice"
+ENGINE_OPTIONS = (
+    "engine",
+    "server_url",
+    "server_model",
+    "server_api",
+    "server_api_key_env",
+    "server_concurrency",
+    "server_timeout",
+    "server_retries",
+)
+SERVER_OPTIONS = ENGINE_OPTIONS[1:]
 
+
+class CampaignSettingsForm(forms.ModelForm):
+    """Every per-stage setting; generators as one checkbox and options each, Polyjuice's
+    engine and inference server in their own section, targeting apart."""
+
+    # Empty values leave the option out of the entry, so the site default applies.
+    engine = forms.ChoiceField(
+        required=False,
+        label="Engine",
+        help_text="Where Polyjuice's model runs when candidates are generated.",
+    )
+    server_url = forms.CharField(
+        required=False,
+        max_length=500,
+        label="Server URL",
+        widget=forms.URLInput(attrs={"spellcheck": "false"}),
+        help_text="The base URL of an OpenAI-compatible server (vLLM, SGLang, TGI, llama.cpp, "
+        "transformers serve), e.g. http://gpu-box:8000/v1.",
+    )
+    server_model = forms.CharField(
+        required=False,
+        max_length=300,
+        label="Model name",
+        widget=forms.TextInput(attrs={"spellcheck": "false"}),
+        help_text="The name the server knows the model by.",
+    )
+    server_api = forms.ChoiceField(
+        required=False,
+        label="API",
+        help_text="completions for base models, chat for instruction-tuned ones; auto picks "
+        "chat when the model's name says so (instruct, chat, -it).",
+    )
+    server_api_key_env = forms.CharField(
+        required=False,
+        max_length=100,
+        label="API key variable",
+        widget=forms.TextInput(attrs={"spellcheck": "false", "autocomplete": "off"}),
+        help_text="The NAME of an environment variable, e.g. OPENAI_API_KEY, never the key. "
+        "The key itself is read from the environment of the web server and the generation "
+        "workers; it is never stored or shown. Empty: no key.",
+    )
+    server_concurrency = forms.IntegerField(
+        required=False, label="Concurrent requests", help_text="Requests in flight at once."
+    )
+    server_timeout = forms.FloatField(
+        required=False, label="Timeout (seconds)", help_text="Per request."
+    )
+    server_retries = forms.IntegerField(
+        required=False,
+        label="Retries",
+        help_text="Further tries of a failed request, waiting twice as long each time; then "
+        "the chunk fails with the server's message.",
+    )
     targeting_slices = forms.MultipleChoiceField(
         required=False,
         widget=forms.CheckboxSelectMultiple,
@@ -135,9 +200,20 @@ class CampaignSettingsForm(forms.ModelForm):
         model = Campaign
         fields = SCALAR_SETTINGS
 
-    def __init__(self, *args, catalog: list, slices: list, codes: list, **kwargs) -> None:
+    def __init__(
+        self,
+        *args,
+        catalog: list,
+        slices: list,
+        codes: list,
+        engines: list,
+        server_apis: list,
+        engine_defaults: dict,
+        **kwargs,
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.catalog = catalog
+        self.engine_position: int | None = None  # of the Polyjuice entry, once cleaned
         campaign: Campaign = self.instance
         entries = campaign.generators or [{"name": "polyjuice"}]
         names = [entry.get("name") for entry in entries if isinstance(entry, dict)]
@@ -145,9 +221,13 @@ class CampaignSettingsForm(forms.ModelForm):
         # entry per generator, so such a list is left alone here (edit it through the API).
         self.generators_editable = len(names) == len(set(names)) == len(entries)
         by_name = {entry["name"]: entry for entry in entries if isinstance(entry, dict)}
+        self._engine_fields(
+            by_name.get(ENGINE_GENERATOR) or {}, engines, server_apis, engine_defaults
+        )
         for item in catalog:
             entry = by_name.get(item.name)
-            options = {k: v for k, v in (entry or {}).items() if k != "name"}
+            hidden = ("name", *ENGINE_OPTIONS) if item.name == ENGINE_GENERATOR else ("name",)
+            options = {k: v for k, v in (entry or {}).items() if k not in hidden}
             self.fields[f"use_{item.name}"] = forms.BooleanField(
                 required=False, initial=entry is not None, label=item.name
             )
@@ -166,6 +246,48 @@ class CampaignSettingsForm(forms.ModelForm):
         self.fields["targeting_slices"].initial = targeting.get("slices") or []
         self.fields["targeting_code"].choices = [("", "Any (the generator's choice)"), *codes]
         self.fields["targeting_code"].initial = targeting.get("code") or ""
+
+    def _engine_fields(self, entry: dict, engines: list, server_apis: list, defaults: dict) -> None:
+        """Polyjuice's engine options from its entry; the site's defaults as placeholders."""
+        site = defaults.get("engine", "auto")
+        self.fields["engine"].choices = [("", f"Site default ({site})"), *engines]
+        api = defaults.get("server_api", "auto")
+        self.fields["server_api"].choices = [("", f"Site default ({api})"), *server_apis]
+        for name in ENGINE_OPTIONS:
+            field = self.fields[name]
+            field.initial = entry.get(name, "")
+            shown = defaults.get(name)
+            if shown not in (None, "") and not isinstance(field, forms.ChoiceField):
+                field.widget.attrs["placeholder"] = str(shown)
+            field.disabled = not self.generators_editable
+        self.fields["server_url"].widget.attrs.setdefault("placeholder", "http://gpu-box:8000/v1")
+
+    def engine_rows(self) -> list:
+        """The engine select, then the inference server's fields, for the template."""
+        return [self[name] for name in ENGINE_OPTIONS]
+
+    def field_for(self, where: str) -> str:
+        """`generators[i].server_url` of the Polyjuice entry is the Server URL field."""
+        prefix = f"generators[{self.engine_position}]."
+        option = where.removeprefix(prefix)
+        if self.engine_position is not None and where != option and option in ENGINE_OPTIONS:
+            return option
+        return form_field_for(where)
+
+    def _engine_options(self, cleaned: dict) -> dict:
+        """The engine section as options of the Polyjuice entry; empty fields are left out.
+
+        The server's fields belong to the server engine: with an in-process engine chosen
+        they are dropped rather than refused, so switching engines needs no clearing.
+        """
+        engine = cleaned.get("engine") or ""
+        options = {"engine": engine} if engine else {}
+        if engine in ("", "server"):
+            for name in SERVER_OPTIONS:
+                value = cleaned.get(name)
+                if value is not None and value != "":
+                    options[name] = value
+        return options
 
     def generator_rows(self) -> list[tuple]:
         """(catalog item, use field, options field) for the template."""
@@ -195,6 +317,16 @@ class CampaignSettingsForm(forms.ModelForm):
                         'An object of options, e.g. {"codes": ["negation"]}, without "name".',
                     )
                     continue
+                if item.name == ENGINE_GENERATOR:
+                    apart = sorted(set(options) & set(ENGINE_OPTIONS))
+                    if apart:
+                        self.add_error(
+                            f"options_{item.name}",
+                            f"Set {', '.join(apart)} in the Generation engine section.",
+                        )
+                        continue
+                    self.engine_position = len(entries)
+                    options = {**options, **self._engine_options(cleaned)}
                 entries.append({"name": item.name, **options})
             if not entries:
                 self.add_error("generators", "Choose at least one generator.")

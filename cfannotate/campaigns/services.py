@@ -1,5 +1,6 @@
 """Writes of campaigns: creation from a task template, and importing originals."""
 
+import contextlib
 import math
 import secrets
 from collections.abc import Iterable, Mapping
@@ -33,7 +34,6 @@ _NUMERIC_SETTINGS = frozenset(
 )
 
 
-@transaction.atomic
 def campaign_create(
     *,
     owner,
@@ -48,8 +48,34 @@ def campaign_create(
     """Create a campaign with its label set.
 
     Template task types bring their labels, field names and instructions; any of
-    them may be overridden. Custom tasks must give at least two labels.
+    them may be overridden. Custom tasks must give at least two labels. An inference
+    server the generators name is probed first (see `_probe_new_servers`).
     """
+    _probe_new_servers(settings or {}, campaign=None, labels=labels, task_type=task_type)
+    return _campaign_create(
+        owner=owner,
+        name=name,
+        task_type=task_type,
+        labels=labels,
+        text_name=text_name,
+        context_name=context_name,
+        instructions=instructions,
+        settings=settings,
+    )
+
+
+@transaction.atomic
+def _campaign_create(
+    *,
+    owner,
+    name: str,
+    task_type: str,
+    labels: list[Mapping[str, str]] | None,
+    text_name: str | None,
+    context_name: str | None,
+    instructions: str | None,
+    settings: Mapping[str, object] | None,
+) -> Campaign:
     name = (name or "").strip()
     if not name:
         raise InvalidInput("A campaign needs a name.", fields={"name": ["This field is required."]})
@@ -142,13 +168,19 @@ def _is_finite(number: float | Decimal) -> bool:
     return number.is_finite() if isinstance(number, Decimal) else math.isfinite(number)
 
 
-@transaction.atomic
 def campaign_update(*, campaign: Campaign, settings: Mapping[str, object]) -> Campaign:
     """Change some of a campaign's per-stage settings (SETTING_FIELDS); the rest stay.
 
     The same checks as on creation: a bad generator entry is refused naming
-    `generators[i].option`, before anything is saved or any model loads.
+    `generators[i].option`, before anything is saved or any model loads; an inference
+    server the new generators name is probed (`_probe_new_servers`).
     """
+    _probe_new_servers(settings, campaign=campaign)
+    return _campaign_update(campaign=campaign, settings=settings)
+
+
+@transaction.atomic
+def _campaign_update(*, campaign: Campaign, settings: Mapping[str, object]) -> Campaign:
     campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
     k = settings.get("judgments_per_candidate", campaign.judgments_per_candidate)
     if k != campaign.judgments_per_candidate and campaign.units.exists():
@@ -162,6 +194,42 @@ def campaign_update(*, campaign: Campaign, settings: Mapping[str, object]) -> Ca
     campaign.full_clean()
     campaign.save(update_fields=[*settings, "updated_at"])
     return campaign
+
+
+def _probe_new_servers(
+    settings: Mapping[str, object],
+    *,
+    campaign: Campaign | None,
+    labels: list[Mapping[str, str]] | None = None,
+    task_type: str = "",
+) -> None:
+    """Probe the inference servers that `settings` add to the campaign's generators.
+
+    Before the transaction: a probe is a network request (SQLite's write lock, taken at
+    the transaction's start, would stop every other writer meanwhile). Settings that fail
+    the other checks are left to them; nothing server-related changed, nothing is sent.
+    """
+    from cfannotate.candidates.adapter import entries_from_settings, generator_entries
+    from cfannotate.candidates.services import inference_servers_probe
+
+    if "generators" not in settings:
+        return
+    before = []
+    try:
+        if campaign is None:
+            label_values = [
+                label.value for label in _label_templates(labels, template_for(task_type))
+            ]
+        else:
+            label_values = list(campaign.labels.values_list("value", flat=True))
+        entries = entries_from_settings(settings["generators"], label_values=label_values)
+    except InvalidInput:
+        return
+    if campaign is not None:
+        # Saved settings that no longer pass (new site defaults) count as none: probe all.
+        with contextlib.suppress(InvalidInput):
+            before = generator_entries(campaign)
+    inference_servers_probe(entries=entries, before=before)
 
 
 def _check_generation_settings(campaign: Campaign, label_values: list[str]) -> None:

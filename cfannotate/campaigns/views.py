@@ -71,16 +71,25 @@ def campaign_new(request: HtmxHttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def campaign_settings(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     """Every per-stage setting on one page; saved through the same checks as the API."""
-    from cfannotate.candidates.adapter import generator_catalog, targeting_choices
+    from cfannotate.candidates.adapter import (
+        engine_choices,
+        engine_defaults,
+        generator_catalog,
+        targeting_choices,
+    )
 
     campaign = _owned_campaign(request, campaign_id)
     slices, codes = targeting_choices()
+    engines, server_apis = engine_choices()
     form = CampaignSettingsForm(
         request.POST or None,
         instance=campaign,
         catalog=generator_catalog(),
         slices=slices,
         codes=codes,
+        engines=engines,
+        server_apis=server_apis,
+        engine_defaults=engine_defaults(),
     )
     saved = None
     if request.method == "POST" and form.is_valid():

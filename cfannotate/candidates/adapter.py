@@ -8,14 +8,19 @@ A campaign's `generators` is a list of entries, e.g.
 `[{"name": "polyjuice", "codes": ["negation"]}, {"name": "lexicon-remove",
 "classifier": "vader"}]`: `name` picks a generator of the registry, `fluency_model`
 the LM that scores its candidates, and every other key is one of that generator's
-options. An empty list means Polyjuice with its defaults.
+options. An empty list means Polyjuice with its defaults. Options an entry leaves out
+take the site's defaults where it has them (the decoding engine and the inference
+server: `settings.GENERATION_ENGINE`, `settings.INFERENCE_SERVER`).
 """
 
 import dataclasses
 import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import TYPE_CHECKING
+
+from django.conf import settings as django_settings
 
 from cfannotate.campaigns.models import Campaign, CampaignLabel, Original
 from cfannotate.candidates.models import Candidate, CandidateSource, CandidateStatus
@@ -23,6 +28,7 @@ from cfannotate.core.exceptions import InvalidInput
 from generation.records import OriginalRecord
 
 if TYPE_CHECKING:  # the real import loads torch; checking settings must not
+    from generation.engines import ServerConfig
     from generation.postprocess import AnnotatedCandidate
 
 DEFAULT_GENERATORS = ({"name": "polyjuice"},)
@@ -34,6 +40,24 @@ ENTRY_KEYS = ("name", "fluency_model")
 LABEL_OPTIONS = ("source_labels", "target_label", "label_map", "label_choices")
 TARGETING_KEYS = ("slices", "code")
 IMPORTED_GENERATOR = "imported"
+# Where a generator's model runs (Polyjuice's options; generation.engines), and how the
+# settings page describes each engine.
+SERVER_OPTIONS = (
+    "server_url",
+    "server_model",
+    "server_api",
+    "server_api_key_env",
+    "server_concurrency",
+    "server_timeout",
+    "server_retries",
+)
+ENGINE_OPTIONS = ("engine", *SERVER_OPTIONS)
+ENGINE_DESCRIPTIONS = {
+    "auto": "auto: chosen by each worker's device (continuous batching on a GPU, loop on CPU)",
+    "loop": "loop: our batched decoding loop, in the worker (best on CPU)",
+    "continuous": "continuous: transformers' continuous batching, in the worker (best on a GPU)",
+    "server": "server: an OpenAI-compatible inference server (vLLM, SGLang, TGI, llama.cpp)",
+}
 
 
 def original_record(original: Original) -> OriginalRecord:
@@ -60,6 +84,7 @@ class GeneratorEntry:
     name: str
     options: dict = field(default_factory=dict)  # with the campaign's defaults filled in
     fluency_model: str | None = None
+    server: "ServerConfig | None" = None  # the inference server it generates through, if any
 
     def load(self):
         from generation.generators import load_generator
@@ -85,16 +110,48 @@ def generator_catalog() -> tuple[GeneratorInfo, ...]:
     for name in generator_names():
         cls = generator_class(name)
         summary = (cls.__doc__ or "").strip().splitlines()
-        defaults = {}
-        for option in dataclasses.fields(cls.Settings):
-            default = (
-                option.default_factory()
-                if option.default is dataclasses.MISSING
-                else option.default
-            )
-            defaults[option.name] = list(default) if isinstance(default, tuple) else default
+        defaults = {
+            option: list(default) if isinstance(default, tuple) else default
+            for option, default in _option_defaults(cls).items()
+        }
         catalog.append(GeneratorInfo(name, summary[0] if summary else "", defaults))
     return tuple(catalog)
+
+
+def _option_defaults(cls: type) -> dict:
+    """Every option of a generator with its default."""
+    return {
+        option.name: option.default_factory()
+        if option.default is dataclasses.MISSING
+        else option.default
+        for option in dataclasses.fields(cls.Settings)
+    }
+
+
+def engine_choices() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(engines, inference-server APIs) as (value, label) for the settings page."""
+    from generation.engines import ENGINE_NAMES, SERVER_APIS
+
+    engines = [(name, ENGINE_DESCRIPTIONS.get(name, name)) for name in ENGINE_NAMES]
+    return engines, [(api, api) for api in SERVER_APIS]
+
+
+def engine_defaults(name: str = "polyjuice") -> dict:
+    """What an entry that leaves out an engine option gets: the site's default where it
+    has one, else the generator's (the settings page shows them as placeholders)."""
+    from generation.generators import generator_class
+
+    own = _option_defaults(generator_class(name))
+    site = {
+        f"server_{key}": value
+        for key, value in django_settings.INFERENCE_SERVER.items()
+        if value not in (None, "")
+    }
+    return {
+        **{option: own[option] for option in ENGINE_OPTIONS if option in own},
+        **site,
+        "engine": django_settings.GENERATION_ENGINE,
+    }
 
 
 def targeting_choices() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
@@ -207,27 +264,91 @@ def _entry(
     try:
         settings = settings_from_options(cls.Settings, options)
     except GeneratorOptionsError as error:
-        for option, problem in error.problems.items():
+        for option, problem in _with_server_problems(cls, options, error.problems).items():
             errors.setdefault(f"{where}.{option}" if option else where, []).append(problem)
         return None
     label_problems = _unknown_labels(settings, label_values)
     for option, problem in label_problems.items():
         errors.setdefault(f"{where}.{option}", []).append(problem)
-    if label_problems or f"{where}.fluency_model" in errors:
+    key_problem = _api_key_env_problem(settings)
+    if key_problem:
+        errors.setdefault(f"{where}.server_api_key_env", []).append(key_problem)
+    if label_problems or key_problem or f"{where}.fluency_model" in errors:
         return None
-    return GeneratorEntry(position, name, options, fluency_model or None)
+    server = settings.server() if callable(getattr(settings, "server", None)) else None
+    return GeneratorEntry(position, name, options, fluency_model or None, server)
 
 
 def _campaign_defaults(cls: type, options: dict, label_values: Sequence[str], slices: dict):
     """What a generator takes from the campaign unless its entry says otherwise: the
-    label set (to steer toward the other labels) and Polyjuice's targeting slices."""
+    label set (to steer toward the other labels) and Polyjuice's targeting slices; and
+    from the site: the decoding engine, and with the server engine the server's options."""
     names = {item.name for item in dataclasses.fields(cls.Settings)}
     filled = dict(options)
     if "label_choices" in names and "label_choices" not in filled:
         filled["label_choices"] = list(label_values)
     if "slices" in names and "slices" not in filled:
         filled |= slices
+    site_engine = django_settings.GENERATION_ENGINE
+    # Written only where it differs from the generator's own default.
+    if "engine" in names and "engine" not in filled and site_engine != cls.Settings.engine:
+        filled["engine"] = site_engine
+    if filled.get("engine") == "server":
+        for key, value in django_settings.INFERENCE_SERVER.items():
+            option = f"server_{key}"
+            if option in names and value not in (None, ""):
+                filled.setdefault(option, value)
     return filled
+
+
+def _with_server_problems(cls: type, options: dict, problems: dict[str, str]) -> dict[str, str]:
+    """`problems`, with those of the inference-server options each under its own option.
+
+    A server's settings are checked all at once (`ServerConfig`), so the generic blame
+    can pin a bad URL on `engine`; its message names each option at fault instead. An
+    unknown engine is told alone.
+    """
+    if "engine" in problems and options.get("engine") != "server":
+        # An unknown engine: what it says of the server's options follows from that alone.
+        return {option: text for option, text in problems.items() if option not in SERVER_OPTIONS}
+    server = getattr(cls.Settings, "server", None)
+    if options.get("engine") != "server" or server is None:
+        return problems
+    try:
+        # The Settings' own mapping to a ServerConfig, run on the options alone: building
+        # the Settings is what failed.
+        server(SimpleNamespace(**(_option_defaults(cls) | options)))
+    except TypeError:  # a value of the wrong kind: the generic problems say which
+        return problems
+    except ValueError as error:
+        found: dict[str, str] = {}
+        for part in str(error).rstrip(".").split("; "):
+            option = part.split(" ", 1)[0]
+            found[option if option in SERVER_OPTIONS else ""] = f"{part}."
+        others = {
+            option: text
+            for option, text in problems.items()
+            if option and option not in ENGINE_OPTIONS
+        }
+        return others | found
+    return problems
+
+
+def _api_key_env_problem(settings) -> str | None:
+    """Why the entry may not name its API-key variable, or None.
+
+    The key is sent to the URL the entry names, so only the variables the site lists may
+    be named; the value is never repeated (a key pasted here by mistake stays unshown).
+    """
+    name = getattr(settings, "server_api_key_env", "")
+    if not name or name in django_settings.INFERENCE_SERVER_API_KEY_ENVS:
+        return None
+    allowed = ", ".join(django_settings.INFERENCE_SERVER_API_KEY_ENVS) or "none"
+    return (
+        "Not an environment variable this site allows for inference-server keys "
+        f"(allowed: {allowed}); an admin lists them in CFANNOTATE_INFERENCE_SERVER_API_KEY_ENVS. "
+        "Give the variable's name, never the key itself."
+    )
 
 
 def _unknown_labels(settings, label_values: Sequence[str]) -> dict[str, str]:

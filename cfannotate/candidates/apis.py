@@ -27,6 +27,11 @@ from cfannotate.candidates.uploads import uploaded_bytes
 from cfannotate.core.exceptions import NotFound
 
 
+class ChunkFailureSerializer(serializers.Serializer):
+    chunk = serializers.IntegerField()
+    error = serializers.CharField()
+
+
 @extend_schema_serializer(component_name="GenerationProgress")
 class ProgressSerializer(serializers.Serializer):
     run = serializers.IntegerField(source="run.id")
@@ -40,6 +45,10 @@ class ProgressSerializer(serializers.Serializer):
     seconds = serializers.FloatField()
     chunks_per_minute = serializers.FloatField(allow_null=True)
     eta_seconds = serializers.FloatField(allow_null=True)
+    failures = ChunkFailureSerializer(
+        many=True,
+        help_text="The first failed chunks and why (e.g. the inference server's message).",
+    )
 
 
 def _progress(run: GenerationRun) -> dict:
@@ -147,6 +156,18 @@ class CandidateSerializer(serializers.Serializer):
     text = serializers.CharField()
     source = serializers.CharField()
     generator = serializers.CharField()
+    engine = serializers.CharField(
+        source="metadata.engine",
+        default=None,
+        allow_null=True,
+        help_text="Where the model that made it ran (loop, continuous, server); null if none.",
+    )
+    model = serializers.CharField(
+        source="metadata.model",
+        default=None,
+        allow_null=True,
+        help_text="The model that made it; null if none.",
+    )
     control_code = serializers.CharField()
     intended_label = serializers.CharField(source="intended_label.value", allow_null=True)
     edit = serializers.JSONField()

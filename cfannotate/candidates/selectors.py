@@ -8,6 +8,15 @@ from django.utils import timezone
 from cfannotate.campaigns.models import Campaign
 from cfannotate.candidates.models import Candidate, ChunkState, GenerationRun
 
+# Failed chunks whose messages the progress shows; the rest are counted, not repeated.
+FAILURES_SHOWN = 3
+
+
+@dataclass(frozen=True)
+class ChunkFailure:
+    chunk: int  # the chunk's index in its run
+    error: str  # what failed, e.g. the inference server's own message
+
 
 @dataclass(frozen=True)
 class RunProgress:
@@ -20,6 +29,7 @@ class RunProgress:
     seconds: float
     chunks_per_minute: float | None
     eta_seconds: float | None
+    failures: tuple[ChunkFailure, ...] = ()  # the first FAILURES_SHOWN failed chunks
 
     @property
     def percent(self) -> int:
@@ -40,6 +50,11 @@ def run_progress(run: GenerationRun) -> RunProgress:
     rate = finished / seconds * 60 if seconds > 0 and finished else None
     remaining = run.chunks_total - finished
     eta = remaining / rate * 60 if rate and remaining and not run.finished_at else None
+    failed = run.chunks.filter(state=ChunkState.FAILED).order_by("index")
+    failures = tuple(
+        ChunkFailure(chunk=index, error=error or "No message was recorded.")
+        for index, error in failed.values_list("index", "error")[:FAILURES_SHOWN]
+    )
     return RunProgress(
         run=run,
         chunks_total=run.chunks_total,
@@ -50,6 +65,7 @@ def run_progress(run: GenerationRun) -> RunProgress:
         seconds=seconds,
         chunks_per_minute=rate,
         eta_seconds=eta,
+        failures=failures,
     )
 
 

@@ -61,6 +61,51 @@ def candidates_store(
         return mine.count() - before
 
 
+def inference_servers_probe(
+    *, entries: Sequence[adapter.GeneratorEntry], before: Sequence[adapter.GeneratorEntry] = ()
+) -> None:
+    """Send one small request to each inference server `entries` name that `before` did not.
+
+    A wrong URL or model name is refused when the settings are saved, not when a run
+    starts: InvalidInput under `generators[i].server_url` (or `.server_model` when the
+    server's message is about the model), with the server's own message. Call it outside
+    any transaction: a request may take seconds, and must not hold a lock meanwhile.
+    """
+    known = {entry.server for entry in before if entry.server is not None}
+    failures: dict[object, str] = {}
+    fields: dict[str, list[str]] = {}
+    for entry in entries:
+        config = entry.server
+        if config is None or config in known:
+            continue
+        if config not in failures:
+            failures[config] = _probe_failure(config)
+        if failures[config]:
+            option = "server_model" if _about_model(failures[config], config) else "server_url"
+            fields[f"generators[{entry.position}].{option}"] = [failures[config]]
+    if fields:
+        first = next(message for message in failures.values() if message)
+        raise InvalidInput(f"The inference server refused these settings: {first}", fields=fields)
+
+
+def _probe_failure(config) -> str:
+    """Why the server at `config` cannot generate, in its own words; "" when it can."""
+    from generation.engines.server import InferenceServerError, probe
+
+    try:
+        described = probe(config)
+    except InferenceServerError as error:
+        return str(error)
+    logger.info("inference server %s answered: %s", config.base_url, described)
+    return ""
+
+
+def _about_model(message: str, config) -> bool:
+    """Whether the refusal is about the model (not served, not accepted), not the URL:
+    `probe` then names it as "the model 'name'"."""
+    return f"the model {config.model!r}" in message
+
+
 def originals_tag_slices(*, campaign: Campaign) -> int:
     """Store on each original the names of the slicing functions it matches."""
     from generation.parsing import ParseCache

@@ -5,7 +5,8 @@ original's. Augmentation set (§4.4): for every original with at least one such 
 flip, the original itself and all its kept counterfactuals (kept implies valid).
 Raw judgments: every submitted judgment of real rounds, and of gold rounds on request.
 
-Every row of a kind has the same keys; a value that does not apply is None.
+Every row of a kind has the same keys; a value that does not apply is None. `engine` and
+`model` say where a generated candidate came from (recorded by `generation.polyjuice`).
 """
 
 import math
@@ -33,6 +34,8 @@ COUNTERFACTUAL_COLUMNS = (
     "original_label",
     "label",
     "generator",
+    "engine",
+    "model",
     "control_code",
     "removed_tokens",
     "added_tokens",
@@ -69,6 +72,8 @@ JUDGMENT_COLUMNS = (
     "kept",
     "kept_label",
     "generator",
+    "engine",
+    "model",
     "control_code",
     "removed_tokens",
     "added_tokens",
@@ -82,6 +87,8 @@ _AGGREGATE_VALUES = (
     "candidate_id",
     "candidate__text",
     "candidate__generator",
+    "candidate__metadata__engine",
+    "candidate__metadata__model",
     "candidate__control_code",
     "candidate__edit",
     "candidate__original_id",
@@ -114,6 +121,19 @@ def edit_tokens(edit: object, side: str) -> str:
     return " ".join(words)
 
 
+def _provenance(values: dict) -> Row:
+    """Which engine and model made the candidate (generated ones record both); else None."""
+    return {
+        "engine": _text_or_none(values["candidate__metadata__engine"]),
+        "model": _text_or_none(values["candidate__metadata__model"]),
+    }
+
+
+def _text_or_none(value: object) -> str | None:
+    # Metadata is free-form JSON (an import may carry anything): only text is provenance.
+    return value if isinstance(value, str) else None
+
+
 def _finite(value: float | None) -> float | None:
     # JSON has no NaN; a vote share that is not a number is no vote share.
     return value if value is not None and math.isfinite(value) else None
@@ -130,6 +150,7 @@ def _counterfactual_row(values: dict) -> Row:
         "original_label": values["candidate__original__label__value"],
         "label": values["label__value"],
         "generator": values["candidate__generator"],
+        **_provenance(values),
         "control_code": values["candidate__control_code"],
         "removed_tokens": edit_tokens(edit, "removed"),
         "added_tokens": edit_tokens(edit, "added"),
@@ -198,6 +219,8 @@ def _original_row(counterfactual: Row) -> Row:
         "original_label": counterfactual["original_label"],
         "label": counterfactual["original_label"],
         "generator": "",
+        "engine": None,
+        "model": None,
         "control_code": "",
         "removed_tokens": "",
         "added_tokens": "",
@@ -238,6 +261,8 @@ def judgment_rows(campaign: Campaign, *, include_gold: bool = False) -> Iterator
             "candidate_id",
             "candidate__text",
             "candidate__generator",
+            "candidate__metadata__engine",
+            "candidate__metadata__model",
             "candidate__control_code",
             "candidate__edit",
             "candidate__original__external_id",
@@ -284,6 +309,7 @@ def _judgment_row(values: dict) -> Row:
         "kept": kept,
         "kept_label": values["candidate__aggregated_label__label__value"] if kept else None,
         "generator": values["candidate__generator"],
+        **_provenance(values),
         "control_code": values["candidate__control_code"],
         "removed_tokens": edit_tokens(edit, "removed"),
         "added_tokens": edit_tokens(edit, "added"),

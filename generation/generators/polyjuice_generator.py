@@ -132,12 +132,13 @@ class PolyjuiceGenerator:
         if targets and self.settings.slices:
             targets = self._targeted(targets, context, output)
         if targets:
-            lm = context.lm or load_cached(
-                self.settings.model or DEFAULT_MODEL, device=context.device, dtype=context.dtype
-            )
-            run = polyjuice_generate(
-                targets, self.settings.polyjuice(), lm=lm, parses=context.parses
-            )
+            settings = self.settings.polyjuice()
+            lm = None
+            if settings.engine != "server":
+                lm = context.lm or load_cached(
+                    self.settings.model or DEFAULT_MODEL, device=context.device, dtype=context.dtype
+                )
+            run = polyjuice_generate(targets, settings, lm=lm, parses=context.parses)
             output.candidates.extend(run.candidates)
         context.advance(len(originals))
         return output

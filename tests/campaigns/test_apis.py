@@ -251,3 +251,151 @@ def test_a_failed_create_leaves_nothing_behind(api_client, monkeypatch):
     )
     assert retry.status_code == 201
     assert Campaign.objects.count() == 1 and CampaignLabel.objects.count() == 2
+
+
+# ----------------------------------------------------------------- inference-server options
+
+SERVER = {
+    "name": "polyjuice",
+    "engine": "server",
+    "server_url": "http://gpu-box:8000/v1",
+    "server_model": "org/m-7b",
+    "server_api_key_env": "LAB_KEY",
+}
+
+
+def _create(api_client, generators):
+    return api_client.post(
+        "/api/campaigns/create/",
+        {"name": "Served", "task_type": "sentiment", "settings": {"generators": generators}},
+        format="json",
+    )
+
+
+def test_the_api_takes_server_options_inside_the_polyjuice_entry(api_client, inference_server):
+    created = _create(api_client, [{**SERVER, "server_concurrency": 4, "server_retries": 0}])
+    assert created.status_code == 201, created.json()
+    assert created.json()["generators"] == [
+        {**SERVER, "server_concurrency": 4, "server_retries": 0}
+    ]
+    assert len(inference_server.probed) == 1
+    url = f"/api/campaigns/{created.json()['id']}/update/"
+    updated = api_client.patch(url, {"settings": {"fluency_threshold": 4}}, format="json")
+    assert updated.status_code == 200
+    assert len(inference_server.probed) == 1  # no server option changed: no request
+
+
+@pytest.mark.parametrize(
+    ("entry", "field"),
+    [
+        ({**SERVER, "server_colour": "red"}, "generators[0].server_colour"),
+        ({**SERVER, "server_url": "gpu-box:8000"}, "generators[0].server_url"),
+        ({**SERVER, "server_timeout": "soon"}, "generators[0].server_timeout"),
+        ({**SERVER, "engine": "vllm"}, "generators[0].engine"),
+        (
+            {**SERVER, "server_api_key_env": "CFANNOTATE_SECRET_KEY"},
+            "generators[0].server_api_key_env",
+        ),
+    ],
+)
+def test_bad_server_options_are_a_400_naming_the_field(api_client, inference_server, entry, field):
+    response = _create(api_client, [entry])
+    assert response.status_code == 400
+    assert set(response.json()["fields"]) == {field}
+    assert not Campaign.objects.exists() and inference_server.probed == []
+
+
+def test_a_refusing_server_is_a_400_with_its_message_and_nothing_changes(
+    api_client, campaign, inference_server
+):
+    inference_server.refusal = (
+        "The inference server at http://gpu-box:8000/v1 does not serve the model 'org/m-7b'; "
+        "it serves: org/other."
+    )
+    response = api_client.patch(
+        f"/api/campaigns/{campaign.id}/update/",
+        {"settings": {"generators": [SERVER], "lease_minutes": 9}},
+        format="json",
+    )
+    assert response.status_code == 400
+    assert response.json()["fields"] == {"generators[0].server_model": [inference_server.refusal]}
+    assert "it serves: org/other." in response.json()["message"]
+    campaign.refresh_from_db()
+    assert campaign.generators == [] and campaign.lease_minutes != 9
+    assert _create(api_client, [SERVER]).status_code == 400
+    assert not Campaign.objects.filter(name="Served").exists()
+
+
+def test_the_api_key_itself_is_never_stored_or_shown(
+    api_client, client, researcher, inference_server, monkeypatch
+):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from tests.factories import make_candidate
+
+    secret = "sk-lab-0123456789-never-shown"
+    monkeypatch.setenv("LAB_KEY", secret)
+    keys_seen = []
+    probe = inference_server.probe
+    monkeypatch.setattr(
+        "generation.engines.server.probe",
+        lambda config: keys_seen.append(config.api_key()) or probe(config),
+    )
+    created = _create(api_client, [SERVER])
+    assert created.status_code == 201
+    assert keys_seen == [secret]  # the probe had the key, from the environment
+    campaign = Campaign.objects.get(pk=created.json()["id"])
+    original = make_original(campaign)
+    make_candidate(original, metadata={"engine": "server", "model": "org/m-7b"})
+    client.force_login(researcher)
+    seen = [
+        created.content,
+        api_client.get(f"/api/campaigns/{campaign.id}/").content,
+        api_client.get("/api/campaigns/").content,
+        api_client.patch(
+            f"/api/campaigns/{campaign.id}/update/",
+            {"settings": {"generators": [{**SERVER, "server_timeout": 9}]}},
+            format="json",
+        ).content,
+        api_client.get(f"/api/campaigns/{campaign.id}/candidates/").content,
+        client.get(f"/campaigns/{campaign.id}/").content,
+        client.get(f"/campaigns/{campaign.id}/settings/").content,
+        client.get(f"/campaigns/{campaign.id}/candidates/").content,
+    ]
+    dump = StringIO()
+    call_command("dumpdata", stdout=dump)
+    assert b"LAB_KEY" in seen[0] and b"org/m-7b" in seen[4]  # the name, not the key
+    for content in [*seen, dump.getvalue().encode()]:
+        assert secret.encode() not in content
+
+
+def test_the_real_probe_refuses_a_wrong_url_or_model_and_sends_the_key(
+    api_client, settings, monkeypatch
+):
+    """One end-to-end check through `generation.engines.server.probe` and a loopback stub."""
+    from tests.generation.server_fixtures import Reply, StubServer, free_port
+
+    secret = "sk-lab-0123456789-real-probe"
+    monkeypatch.setenv("LAB_KEY", secret)
+    settings.INFERENCE_SERVER_API_KEY_ENVS = ["LAB_KEY"]
+    models = {"object": "list", "data": [{"id": "org/m-7b", "owned_by": "vllm"}]}
+    with StubServer(lambda received: Reply(body=models)) as server:
+        wrong_model = _create(
+            api_client, [{**SERVER, "server_url": server.url, "server_model": "org/typo"}]
+        )
+        assert wrong_model.status_code == 400
+        (message,) = wrong_model.json()["fields"]["generators[0].server_model"]
+        assert "does not serve the model 'org/typo'; it serves: org/m-7b." in message
+        created = _create(api_client, [{**SERVER, "server_url": server.url}])
+        assert created.status_code == 201
+        assert [r.headers["authorization"] for r in server.received] == [f"Bearer {secret}"] * 2
+    unreachable = _create(
+        api_client, [{**SERVER, "server_url": f"http://127.0.0.1:{free_port()}/v1"}]
+    )
+    assert unreachable.status_code == 400
+    assert "cannot connect" in unreachable.json()["fields"]["generators[0].server_url"][0]
+    for response in (wrong_model, created, unreachable):
+        assert secret not in response.content.decode()
+    assert Campaign.objects.count() == 1

@@ -233,3 +233,144 @@ def test_a_generator_list_with_repeats_is_left_to_the_api(client, researcher, ca
     assert "Saved: lease_minutes." in response.content.decode()
     campaign.refresh_from_db()
     assert campaign.generators == repeated and campaign.lease_minutes == 30
+
+
+# ----------------------------------------------------------------- generation engine section
+
+ENGINE_FIELDS = {
+    "engine": "server",
+    "server_url": "http://gpu-box:8000/v1",
+    "server_model": "org/m-7b",
+    "server_api": "chat",
+    "server_api_key_env": "LAB_KEY",
+    "server_concurrency": "8",
+    "server_timeout": "20",
+    "server_retries": "2",
+}
+
+
+def _save(client, campaign, **changes):
+    return client.post(
+        f"/campaigns/{campaign.id}/settings/",
+        _settings_post(campaign, **changes),
+        HTTP_HX_REQUEST="true",
+    )
+
+
+def test_the_engine_section_shows_the_site_defaults_and_never_a_key(
+    client, researcher, campaign, settings
+):
+    settings.GENERATION_ENGINE = "loop"
+    settings.INFERENCE_SERVER = {**settings.INFERENCE_SERVER, "model": "org/site-model"}
+    client.force_login(researcher)
+    html = client.get(f"/campaigns/{campaign.id}/settings/").content.decode()
+    assert "Generation engine (Polyjuice)" in html
+    assert '<option value="" selected>Site default (loop)</option>' in html
+    assert 'value="server">server: an OpenAI-compatible inference server' in html
+    assert 'placeholder="org/site-model"' in html  # the site's default model
+    assert 'name="server_retries"' in html and 'placeholder="3"' in html  # the generator's
+    assert "never the key" in html and "it is never stored or shown" in html
+
+
+def test_saving_the_server_writes_the_polyjuice_entry_after_one_probe(
+    client, researcher, campaign, inference_server
+):
+    client.force_login(researcher)
+    response = _save(client, campaign, options_polyjuice='{"codes": ["negation"]}', **ENGINE_FIELDS)
+    assert response.status_code == 200, response.content.decode()
+    assert "Saved: generators." in response.content.decode()
+    campaign.refresh_from_db()
+    assert campaign.generators == [
+        {
+            "name": "polyjuice",
+            "codes": ["negation"],
+            "engine": "server",
+            "server_url": "http://gpu-box:8000/v1",
+            "server_model": "org/m-7b",
+            "server_api": "chat",
+            "server_api_key_env": "LAB_KEY",
+            "server_concurrency": 8,
+            "server_timeout": 20.0,
+            "server_retries": 2,
+        }
+    ]
+    assert len(inference_server.probed) == 1
+    html = client.get(f"/campaigns/{campaign.id}/settings/").content.decode()
+    assert 'value="http://gpu-box:8000/v1"' in html and 'value="LAB_KEY"' in html
+    # The JSON options hold only the other options.
+    assert 'value="{&quot;codes&quot;: [&quot;negation&quot;]}"' in html
+
+    unchanged = _save(
+        client, campaign, options_polyjuice='{"codes": ["negation"]}', **ENGINE_FIELDS
+    )
+    assert "Nothing changed." in unchanged.content.decode()
+    other = _save(
+        client,
+        campaign,
+        options_polyjuice='{"codes": ["negation"]}',
+        lease_minutes=45,
+        **ENGINE_FIELDS,
+    )
+    assert "Saved: lease_minutes." in other.content.decode()
+    assert len(inference_server.probed) == 1  # nothing server-related changed
+
+
+def test_an_in_process_engine_drops_the_servers_fields(
+    client, researcher, campaign, inference_server
+):
+    client.force_login(researcher)
+    response = _save(client, campaign, **{**ENGINE_FIELDS, "engine": "loop"})
+    assert response.status_code == 200
+    campaign.refresh_from_db()
+    assert campaign.generators == [{"name": "polyjuice", "engine": "loop"}]
+    assert inference_server.probed == []
+
+
+@pytest.mark.parametrize(
+    ("changes", "field", "message"),
+    [
+        ({"server_url": "gpu-box:8000"}, "server_url", "must start with http://"),
+        ({"server_model": ""}, "server_model", "server_model is required"),
+        ({"server_concurrency": "0"}, "server_concurrency", "at least 1"),
+        ({"server_timeout": "inf"}, "server_timeout", "Enter a number."),
+        ({"server_api_key_env": "AWS_SECRET_ACCESS_KEY"}, "server_api_key_env", "allowed: LAB_KEY"),
+    ],
+)
+def test_bad_server_fields_are_shown_at_the_field(
+    client, researcher, campaign, inference_server, changes, field, message
+):
+    client.force_login(researcher)
+    response = _save(client, campaign, **{**ENGINE_FIELDS, **changes})
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert message in html and "Nothing was saved" in html
+    # The error sits in the field's own block, right after its input.
+    block = html.split(f'name="{field}"', 1)[1].split('<div class="field', 1)[0]
+    assert message in block, block
+    campaign.refresh_from_db()
+    assert campaign.generators == [] and inference_server.probed == []
+
+
+def test_a_refusing_server_is_shown_at_the_url_and_nothing_is_saved(
+    client, researcher, campaign, inference_server
+):
+    inference_server.refusal = (
+        "The inference server at http://gpu-box:8000/v1 failed after 1 try: cannot connect "
+        "(<Connection refused>)"
+    )
+    client.force_login(researcher)
+    response = _save(client, campaign, **ENGINE_FIELDS)
+    assert response.status_code == 400
+    html = response.content.decode()
+    block = html.split('name="server_url"', 1)[1].split('<div class="field', 1)[0]
+    assert "cannot connect (&lt;Connection refused&gt;)" in block  # escaped
+    assert "<Connection refused>" not in html
+    campaign.refresh_from_db()
+    assert campaign.generators == []
+
+
+def test_engine_options_belong_to_their_section_not_the_json(client, researcher, campaign):
+    client.force_login(researcher)
+    response = _save(client, campaign, options_polyjuice='{"engine": "server", "seed": 1}')
+    assert response.status_code == 400
+    assert "Set engine in the Generation engine section." in response.content.decode()

@@ -201,3 +201,77 @@ def test_update_changes_only_the_given_settings_and_checks_generators(campaign):
     campaign.refresh_from_db()
     assert campaign.generators == [{"name": "lexicon-replace", "max_candidates": 2}]
     assert campaign.lease_minutes != 0
+
+
+# ------------------------------------------------- inference server: probed when it changes
+
+SERVER = {
+    "name": "polyjuice",
+    "engine": "server",
+    "server_url": "http://gpu-box:8000/v1",
+    "server_model": "org/m-7b",
+}
+
+
+def test_a_new_server_is_probed_once_on_create_and_on_update(researcher, inference_server):
+    campaign = campaign_create(
+        owner=researcher,
+        name="Served",
+        task_type=TaskType.SENTIMENT,
+        settings={"generators": [SERVER, {**SERVER, "codes": ["negation"]}]},
+    )
+    # Two entries, one server: one request.
+    assert [(c.base_url, c.model) for c in inference_server.probed] == [
+        ("http://gpu-box:8000/v1", "org/m-7b")
+    ]
+    campaign_update(campaign=campaign, settings={"fluency_threshold": 5.0})
+    campaign_update(campaign=campaign, settings={"generators": [{**SERVER, "seed": 7}]})
+    assert len(inference_server.probed) == 1  # nothing server-related changed
+    campaign_update(campaign=campaign, settings={"generators": [{**SERVER, "server_timeout": 5}]})
+    assert len(inference_server.probed) == 2 and inference_server.probed[-1].timeout == 5
+    campaign_update(campaign=campaign, settings={"generators": [{"name": "polyjuice"}]})
+    assert len(inference_server.probed) == 2  # in process: no server to ask
+
+
+@pytest.mark.parametrize(
+    ("refusal", "field"),
+    [
+        (
+            "The inference server at http://gpu-box:8000/v1 failed after 1 try: cannot connect "
+            "(Connection refused)",
+            "generators[0].server_url",
+        ),
+        (
+            "The inference server at http://gpu-box:8000/v1 does not serve the model "
+            "'org/m-7b'; it serves: org/other.",
+            "generators[0].server_model",
+        ),
+    ],
+)
+def test_a_server_that_refuses_is_named_and_nothing_is_saved(
+    campaign, inference_server, refusal, field
+):
+    inference_server.refusal = refusal
+    with pytest.raises(InvalidInput) as caught:
+        campaign_update(campaign=campaign, settings={"generators": [SERVER], "lease_minutes": 9})
+    assert caught.value.fields == {field: [refusal]}
+    assert refusal in caught.value.message
+    campaign.refresh_from_db()
+    assert campaign.generators == [] and campaign.lease_minutes != 9
+    with pytest.raises(InvalidInput):
+        campaign_create(
+            owner=campaign.owner,
+            name="Refused",
+            task_type=TaskType.SENTIMENT,
+            settings={"generators": [SERVER]},
+        )
+    assert not Campaign.objects.filter(name="Refused").exists()
+
+
+def test_settings_that_fail_their_checks_are_not_probed(campaign, inference_server):
+    with pytest.raises(InvalidInput) as caught:
+        campaign_update(
+            campaign=campaign, settings={"generators": [{**SERVER, "server_url": "gpu-box"}]}
+        )
+    assert set(caught.value.fields) == {"generators[0].server_url"}
+    assert inference_server.probed == []

@@ -25,7 +25,7 @@ def scripted(monkeypatch):
             for p in prompts
         ]
 
-    monkeypatch.setattr("generation.polyjuice.generate_continuations", fake)
+    monkeypatch.setattr("generation.engines.loop.generate_continuations", fake)
 
 
 @pytest.fixture

@@ -106,6 +106,123 @@ def test_the_campaign_fills_in_label_choices_and_polyjuice_slices():
     assert own.options == {"slices": ["preposition"]}  # the entry's own slices win
 
 
+# ---------------------------------------------------------------- engine and inference server
+
+SERVER = {"engine": "server", "server_url": "http://gpu-box:8000/v1", "server_model": "org/m-7b"}
+
+
+@pytest.fixture
+def site_server(settings):
+    """A site whose generation runs on an inference server unless a campaign says otherwise."""
+    settings.GENERATION_ENGINE = "server"
+    settings.INFERENCE_SERVER = {
+        "url": "http://inference.lab:8000/v1",
+        "model": "org/site-model",
+        "api": "chat",
+        "api_key_env": "LAB_KEY",
+        "concurrency": 4,
+        "timeout": 30.0,
+        "retries": None,  # unset: the generator's own default
+    }
+    settings.INFERENCE_SERVER_API_KEY_ENVS = ["LAB_KEY"]
+    return settings
+
+
+def test_an_entry_takes_the_sites_engine_and_server_for_what_it_leaves_out(site_server):
+    from generation.engines import ServerConfig
+
+    plain, own_model, in_process = entries_from_settings(
+        [
+            {"name": "polyjuice"},
+            {"name": "polyjuice", "server_model": "org/other", "seed": 1},
+            {"name": "polyjuice", "engine": "loop", "seed": 2},
+        ],
+        label_values=SENTIMENT,
+    )
+    assert plain.options == {
+        "engine": "server",
+        "server_url": "http://inference.lab:8000/v1",
+        "server_model": "org/site-model",
+        "server_api": "chat",
+        "server_api_key_env": "LAB_KEY",
+        "server_concurrency": 4,
+        "server_timeout": 30.0,
+    }
+    assert plain.server == ServerConfig(
+        base_url="http://inference.lab:8000/v1",
+        model="org/site-model",
+        api="chat",
+        api_key_env="LAB_KEY",
+        concurrency=4,
+        timeout=30.0,
+        retries=3,
+    )
+    assert own_model.server.model == "org/other"  # the entry's own option wins
+    # An in-process engine takes none of the server's defaults (they would be refused).
+    assert in_process.options == {"engine": "loop", "seed": 2} and in_process.server is None
+    lexicon = entries_from_settings([{"name": "lexicon-remove"}], label_values=SENTIMENT)
+    assert lexicon[0].options == {}  # no engine option there
+
+
+def test_with_the_default_engine_nothing_is_filled_in():
+    (entry,) = entries_from_settings([{"name": "polyjuice"}], label_values=SENTIMENT)
+    assert entry.options == {} and entry.server is None
+    (served,) = entries_from_settings([{"name": "polyjuice", **SERVER}], label_values=SENTIMENT)
+    assert served.server.base_url == "http://gpu-box:8000/v1" and served.server.retries == 3
+
+
+@pytest.mark.parametrize(
+    ("changes", "field", "says"),
+    [
+        ({"server_url": "ftp://gpu-box/v1"}, "server_url", "must start with http://"),
+        ({"server_url": ""}, "server_url", "must start with http://"),
+        ({"server_model": " "}, "server_model", "server_model is required"),
+        ({"server_api": "grpc"}, "server_api", "server_api must be one of"),
+        ({"server_concurrency": 0}, "server_concurrency", "at least 1"),
+        ({"server_concurrency": "many"}, "server_concurrency", ""),
+        ({"server_timeout": -1}, "server_timeout", "must be positive"),
+        ({"server_retries": -1}, "server_retries", "0 or more"),
+        ({"server_colour": "red"}, "server_colour", "unknown option"),
+        ({"engine": "vllm"}, "engine", "Unknown engine 'vllm'"),
+        ({"engine": "loop"}, "server_url", "choose engine 'server'"),
+    ],
+)
+def test_each_bad_server_option_is_named_by_itself(changes, field, says):
+    fields = problems([{"name": "polyjuice", **SERVER, **changes}])
+    assert set(fields) == {f"generators[0].{field}"}, fields
+    assert says in fields[f"generators[0].{field}"][0]
+
+
+def test_a_bad_url_and_a_missing_model_are_both_named():
+    fields = problems([{"name": "polyjuice", "engine": "server", "server_url": "gpu-box"}])
+    assert set(fields) == {"generators[0].server_url", "generators[0].server_model"}
+
+
+def test_the_key_variable_must_be_one_the_site_allows(settings):
+    settings.INFERENCE_SERVER_API_KEY_ENVS = ["LAB_KEY"]
+    entries_from_settings(
+        [{"name": "polyjuice", **SERVER, "server_api_key_env": "LAB_KEY"}], label_values=SENTIMENT
+    )
+    # The key is sent to the entry's URL: a researcher may not pick the site's own secrets,
+    # and a key pasted in by mistake is refused without being repeated.
+    for name in ("CFANNOTATE_SECRET_KEY", "hf_PastedKeyNotAName123"):
+        fields = problems([{"name": "polyjuice", **SERVER, "server_api_key_env": name}])
+        (message,) = fields["generators[0].server_api_key_env"]
+        assert "allowed: LAB_KEY" in message and name not in message
+    # Refused whatever the engine: it would be stored and shown all the same.
+    fields = problems([{"name": "polyjuice", "server_api_key_env": "hf_PastedKeyNotAName123"}])
+    assert set(fields) == {"generators[0].server_api_key_env"}
+
+
+def test_the_settings_page_choices_and_defaults(site_server):
+    engines, apis = adapter.engine_choices()
+    assert [name for name, _ in engines] == ["auto", "loop", "continuous", "server"]
+    assert [name for name, _ in apis] == ["auto", "completions", "chat"]
+    defaults = adapter.engine_defaults()
+    assert defaults["engine"] == "server" and defaults["server_model"] == "org/site-model"
+    assert defaults["server_retries"] == 3  # the generator's own, where the site sets none
+
+
 @pytest.mark.parametrize(
     "targeting, field",
     [

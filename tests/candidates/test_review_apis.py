@@ -92,6 +92,16 @@ def test_bad_filters_are_400_with_the_field(api_client, campaign, params, field)
     assert field in response.json()["fields"]
 
 
+def test_each_candidate_says_which_engine_and_model_made_it(api_client, campaign):
+    Candidate.objects.filter(text="It is not great for kids.").update(
+        metadata={"engine": "server", "model": "org/m-7b"}
+    )
+    rows = api_client.get(f"/api/campaigns/{campaign.id}/candidates/").json()["results"]
+    made = {row["text"]: (row["engine"], row["model"]) for row in rows}
+    assert made["It is not great for kids."] == ("server", "org/m-7b")
+    assert made["A fine film."] == (None, None)  # nothing recorded
+
+
 def test_detail_accept_reject_and_edit(api_client, campaign):
     candidate = Candidate.objects.get(text="It is great for adults.")
     url = f"{_base(campaign)}{candidate.id}/"

@@ -66,6 +66,17 @@ def test_the_review_page_filters_in_place_and_escapes_text(logged_in, campaign):
     assert "thrilling" in searched and "kids" not in searched.split("review-results")[1]
 
 
+def test_each_row_says_which_engine_and_model_made_it(logged_in, campaign):
+    made = _candidate("It is not great for kids.")
+    made.metadata = {"strategy": "fewshot", "engine": "server", "model": "org/<m>-7b"}
+    made.save(update_fields=["metadata"])
+    page = logged_in.get(reverse("candidate-review", args=[campaign.id])).content.decode()
+    row = page.split(f'id="candidate-{made.id}"', 1)[1].split("</tr>", 1)[0]
+    assert "<code>polyjuice</code>" in row and "server · org/&lt;m&gt;-7b" in row  # escaped
+    other = page.split(f'id="candidate-{_candidate("It is great for adults.").id}"', 1)[1]
+    assert "provenance" not in other.split("</tr>", 1)[0]  # nothing recorded, nothing shown
+
+
 def test_bad_filters_are_a_400_with_the_reason(logged_in, campaign):
     url = reverse("candidate-review", args=[campaign.id])
     response = logged_in.get(url, {"min_fluency": "lots", "status": "secret"})

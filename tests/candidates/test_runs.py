@@ -144,7 +144,7 @@ def test_failed_chunks_are_recorded_and_retried(
 
     monkeypatch.undo()
     monkeypatch.setattr(
-        "generation.polyjuice.generate_continuations",
+        "generation.engines.loop.generate_continuations",
         lambda lm, prompts, budgets, config, **kw: [["not [ANSWER]"]] * len(prompts),
     )
     with django_capture_on_commit_callbacks(execute=True):
@@ -193,3 +193,106 @@ def test_a_chunk_of_two_generators_taken_over_stores_each_candidate_once(
     ]
     run.refresh_from_db()
     assert run.state == RunState.DONE and run.chunks_done == 1
+
+
+# ------------------------------------------------------------------ through an inference server
+
+SERVED = {
+    "name": "polyjuice",
+    "codes": ["negation"],
+    "blank_sets": 1,
+    "per_prompt": 1,
+    "engine": "server",
+    "server_url": "http://gpu-box:8000/v1",
+    "server_model": "org/m-7b",
+}
+DOWN = (
+    "The inference server at http://gpu-box:8000/v1 failed after 4 tries: HTTP 503: "
+    "<b>model is loading</b>"
+)
+
+
+class FakeServerEngine:
+    """The server engine's contract, answering like `scripted`; with `failure`, it reports
+    one prompt and then fails as the real one does after its retries."""
+
+    name = "server"
+
+    def __init__(self, server, tokenizer, failure: str = "") -> None:
+        self.server = server
+        self.model_name = server.model
+        self.tokenizer = tokenizer
+        self.failure = failure
+
+    def generate(self, prompts, max_new_tokens, config, *, on_result=None, **kwargs):
+        from generation.engines.server import InferenceServerError
+
+        outputs = [["not [ANSWER]"] * config.per_prompt for _ in prompts]
+        if self.failure:
+            if on_result:
+                on_result(0, outputs[0])  # one prompt came back before the server failed
+            raise InferenceServerError(self.failure, status=503)
+        return outputs
+
+
+@pytest.fixture
+def served(monkeypatch, researcher, tiny_lm, inference_server, rule_generators):
+    """A campaign whose Polyjuice entry generates through a (fake) inference server, beside
+    a rule-based generator that needs none; `served.failure` makes the server fail."""
+    engines = []
+
+    def make_engine(name, *, lm=None, server=None):
+        assert name == "server" and lm is None  # no local generator model is loaded
+        engines.append(FakeServerEngine(server, tiny_lm.tokenizer, served.failure))
+        return engines[-1]
+
+    monkeypatch.setattr("generation.polyjuice.make_engine", make_engine)
+    campaign = make_campaign(
+        owner=researcher, settings={"generators": [rule_generators[0], SERVED]}
+    )
+    for text in ("It is great for kids.", "The film is a good movie."):
+        make_original(campaign, text=text, label="positive")
+    served.campaign, served.engines, served.failure = campaign, engines, ""
+    return served
+
+
+def test_candidates_made_through_a_server_record_its_engine_and_model(served, tiny_lm):
+    run = generation_run_create(campaign=served.campaign)
+    assert process(run.chunks.get(), tiny_lm) == "done"
+    assert served.engines[0].server.base_url == "http://gpu-box:8000/v1"
+    made = Candidate.objects.filter(campaign=served.campaign, generator="polyjuice")
+    assert made.exists()
+    assert {(c.metadata["engine"], c.metadata["model"]) for c in made} == {("server", "org/m-7b")}
+    # The rule generator beside it stores its own (what a failing chunk must not keep).
+    assert Candidate.objects.filter(campaign=served.campaign, generator="causal-negation").exists()
+
+
+def test_a_failing_server_fails_the_chunk_with_its_message_and_stores_nothing(
+    served, tiny_lm, client, researcher, api_client
+):
+    served.failure = DOWN
+    run = generation_run_create(campaign=served.campaign)
+    chunk = run.chunks.get()
+    with pytest.raises(RuntimeError, match="model is loading"):
+        process(chunk, tiny_lm)
+    chunk.refresh_from_db()
+    run.refresh_from_db()
+    assert chunk.state == ChunkState.FAILED and chunk.error == f"InferenceServerError: {DOWN}"
+    assert run.state == RunState.FAILED
+    # Nothing half-written: neither the prompt the server answered nor the rule generator's.
+    assert not Candidate.objects.filter(campaign=served.campaign).exists()
+
+    client.force_login(researcher)
+    html = client.get(f"/campaigns/{served.campaign.id}/").content.decode()
+    assert "Chunk 1 failed: InferenceServerError: The inference server at" in html
+    assert "HTTP 503: &lt;b&gt;model is loading&lt;/b&gt;" in html  # escaped
+    assert "Retry failed chunks" in html
+    progress = api_client.get(f"/api/campaigns/{served.campaign.id}/generation/").json()
+    assert progress["failures"] == [{"chunk": 0, "error": f"InferenceServerError: {DOWN}"}]
+
+    served.failure = ""  # the server is back: the retried chunk stores its candidates
+    generation_run_retry(run=run)
+    assert process(chunk, tiny_lm) == "done"
+    assert Candidate.objects.filter(campaign=served.campaign, generator="polyjuice").exists()
+    html = client.get(f"/campaigns/{served.campaign.id}/").content.decode()
+    assert "failed:" not in html

@@ -142,7 +142,7 @@ def test_targeting_blanks_only_the_sliced_pattern(researcher, tiny_lm, monkeypat
         seen.extend(prompts)
         return [["lying on [ANSWER]"]] * len(prompts)
 
-    monkeypatch.setattr("generation.polyjuice.generate_continuations", fake)
+    monkeypatch.setattr("generation.engines.loop.generate_continuations", fake)
     candidates_generate(campaign=campaign, lm=tiny_lm, fluency_lm=tiny_lm)
     assert [p.own for p in seen] == [" [resemantic] His surfboard is [BLANK] him. [SEP]"]
     assert list(Candidate.objects.values_list("original_id", "text")) == [

@@ -32,6 +32,16 @@ def test_env_int_rejects_words(monkeypatch):
         environment.env_int("X_NUM", 1)
 
 
+def test_env_float_reads_finite_numbers_only(monkeypatch):
+    assert environment.env_float("X_SECONDS", None) is None
+    monkeypatch.setenv("X_SECONDS", " 2.5 ")
+    assert environment.env_float("X_SECONDS", None) == 2.5
+    for raw in ("soon", "inf", "NaN"):
+        monkeypatch.setenv("X_SECONDS", raw)
+        with pytest.raises(ImproperlyConfigured, match="X_SECONDS must be a number"):
+            environment.env_float("X_SECONDS", 1.0)
+
+
 @pytest.mark.parametrize(
     ("rate", "expected"),
     [

@@ -24,6 +24,7 @@ from tests.factories import make_labeling_campaign
 from tests.quality.conftest import work
 
 VALID, INVALID = True, False
+PROVENANCE = {"strategy": "fewshot", "engine": "server", "model": "org/served-7b"}
 NEG, POS = "negative", "positive"
 
 # candidate name -> answers of (careful, steady); hasty always says valid, positive.
@@ -68,6 +69,8 @@ def labeled(researcher) -> LabeledCampaign:
         for letter, original in originals.items()
         for position, candidate in enumerate(original.candidates.order_by("id"), start=1)
     }
+    # Generated candidates record where they were made (generation.polyjuice).
+    Candidate.objects.filter(campaign=campaign).update(metadata=PROVENANCE)
     careful, _ = work(campaign, seconds=30, gold_right=6, real=_answering(candidates, 0))
     hasty, _ = work(campaign, seconds=5, gold_right=0, real=lambda _: (VALID, POS))
     quality_refresh(campaign=campaign)  # hasty's votes do not count: every unit re-queued

@@ -146,3 +146,22 @@ def test_a_large_export_streams_in_flat_memory(campaign, monkeypatch):
 
     assert sent > 3_000_000
     assert peak < sent / 10, f"peak {peak} bytes for {sent} bytes sent"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_row_says_which_engine_and_model_made_its_counterfactual(labeled, kind):
+    a1 = labeled.candidates["a1"]
+    # Imported or older candidates record no provenance, and free-form metadata is not it.
+    Candidate.objects.filter(pk=a1.pk).update(metadata={"engine": ["loop"], "file": "mine.csv"})
+    export = export_prepare(
+        campaign=labeled.campaign, kind=kind, format="csv", include_gold=kind == "judgments"
+    )
+    rows = list(csv.DictReader(io.StringIO(text_of(export), newline="")))
+    header = list(rows[0])
+    assert header.index("engine") == header.index("generator") + 1
+    assert header.index("model") == header.index("generator") + 2
+    made = [row for row in rows if row["candidate_id"] and row["candidate_id"] != str(a1.id)]
+    assert made and {(row["engine"], row["model"]) for row in made} == {("server", "org/served-7b")}
+    for row in rows:
+        if row["candidate_id"] in ("", str(a1.id)):  # an original's row, or a1
+            assert (row["engine"], row["model"]) == ("", "")

@@ -43,6 +43,8 @@ def test_the_contrast_set_holds_kept_counterfactuals_whose_label_flips(labeled):
         "original_label": "negative",
         "label": "positive",
         "generator": "polyjuice",
+        "engine": "server",  # where it was made, from the candidate's metadata
+        "model": "org/served-7b",
         "control_code": "negation",
         "removed_tokens": "good really",
         "added_tokens": "not good",

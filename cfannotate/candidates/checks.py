@@ -1,0 +1,57 @@
+"""System checks for the site's generation defaults (ids candidates.E001, E002, W001).
+
+`generation.engines` loads torch, so the checks import it only when a default differs
+from "auto with no server": a plain install starts without paying for it.
+"""
+
+from django.conf import settings
+from django.core.checks import Error, Warning, register
+
+# The option a ServerConfig problem names -> the variable that sets its site default.
+SERVER_VARIABLES = {
+    f"server_{key}": f"CFANNOTATE_INFERENCE_SERVER_{key.upper()}"
+    for key in ("url", "model", "api", "api_key_env", "concurrency", "timeout", "retries")
+}
+
+
+@register()
+def generation_defaults_check(app_configs, **kwargs):
+    engine = settings.GENERATION_ENGINE
+    server = settings.INFERENCE_SERVER
+    if engine == "auto" and not any(value not in (None, "") for value in server.values()):
+        return []
+    from generation.engines import ENGINE_NAMES, ServerConfig
+
+    problems = []
+    if engine not in ENGINE_NAMES:
+        problems.append(
+            Error(
+                f"CFANNOTATE_GENERATION_ENGINE is {engine!r}; choose one of "
+                f"{', '.join(ENGINE_NAMES)}.",
+                id="candidates.E001",
+            )
+        )
+    given = {key: value for key, value in server.items() if value not in (None, "")}
+    try:
+        # Placeholders where a campaign may still give the value; each given one is checked.
+        ServerConfig(
+            base_url=given.pop("url", "http://placeholder"),
+            model=given.pop("model", "placeholder"),
+            **given,
+        )
+    except ValueError as error:
+        message = str(error)
+        # Longest first: "server_api" is the start of "server_api_key_env".
+        for option in sorted(SERVER_VARIABLES, key=len, reverse=True):
+            message = message.replace(option, SERVER_VARIABLES[option])
+        problems.append(Error(f"Invalid inference-server default: {message}", id="candidates.E002"))
+    if engine == "server" and not (server["url"] and server["model"]):
+        problems.append(
+            Warning(
+                "CFANNOTATE_GENERATION_ENGINE is 'server' but the server's URL or model name "
+                "is not set, so every Polyjuice entry would have to give both.",
+                hint="Set CFANNOTATE_INFERENCE_SERVER_URL and CFANNOTATE_INFERENCE_SERVER_MODEL.",
+                id="candidates.W001",
+            )
+        )
+    return problems

@@ -1,0 +1,199 @@
+"""transformers' continuous batching behind the engine interface.
+
+Every prompt becomes a request to transformers' `ContinuousBatchingManager`: paged
+attention over a block cache, a request's rows replaced by waiting ones as soon as
+they finish, prompt blocks shared between requests with the same prefix (the few-shot
+examples, an original's context), and CUDA graphs on GPU. Our stop rules map onto its
+own: end of text and (for few-shot prompts) every newline token are end-of-sequence
+ids of the request, and each request has its own token budget. A request that must
+stop after its N-th [ANSWER] marker runs to its budget and is cut there afterwards,
+which gives the text an early stop would have given.
+
+Beam search is not continuous batching's to do: `num_beams > 1` goes through our loop.
+"""
+
+import logging
+
+import torch
+from transformers import GenerationConfig
+from transformers.generation.configuration_utils import ContinuousBatchingConfig
+
+from generation.decoding import (
+    DecodingConfig,
+    PromptParts,
+    eos_token_ids,
+    generate_continuations,
+    newline_token_ids,
+)
+from generation.engines.base import ResultHook
+from generation.tokens import ANSWER
+
+logger = logging.getLogger(__name__)
+
+# How long to wait for one result before checking that the generation thread lives.
+POLL_SECONDS = 1.0
+# On CPU the paged cache is sized for the workload in pages of this many tokens, and a
+# step takes at most this many tokens (prefill chunks included).
+CPU_PAGE_SIZE = 64
+CPU_MAX_BATCH_TOKENS = 1024
+
+
+class ContinuousEngine:
+    name = "continuous"
+
+    def __init__(self, lm) -> None:
+        self.lm = lm
+        self.tokenizer = lm.tokenizer
+        self.model_name = lm.name
+
+    @torch.inference_mode()
+    def generate(
+        self,
+        prompts: list[str | PromptParts],
+        max_new_tokens: list[int],
+        config: DecodingConfig,
+        *,
+        answers_needed: list[int] | None = None,
+        stop_at_newline: bool = False,
+        on_result: ResultHook | None = None,
+    ) -> list[list[str]]:
+        if not prompts:
+            return []
+        answers_needed = answers_needed or [0] * len(prompts)
+        if config.num_beams > 1:
+            return generate_continuations(
+                self.lm,
+                prompts,
+                max_new_tokens,
+                config,
+                answers_needed=answers_needed,
+                stop_at_newline=stop_at_newline,
+                on_result=on_result,
+            )
+        tokenizer = self.tokenizer
+        texts = [prompt.text if isinstance(prompt, PromptParts) else prompt for prompt in prompts]
+        inputs = tokenizer(texts, add_special_tokens=False)["input_ids"]
+        eos = eos_token_ids(self.lm)
+        stops = sorted(eos | (newline_token_ids(tokenizer) if stop_at_newline else set()))
+        # Sampling draws `per_prompt` children of one request (one prefill); greedy
+        # decoding would draw the same text each time, so it decodes once and repeats.
+        copies = config.per_prompt if config.do_sample else 1
+        generation_config = _generation_config(self.lm, config, copies, stops)
+        batching = _batching_config(self.lm, config, inputs, max_new_tokens, copies)
+        from transformers.generation.continuous_batching.utils import WorkloadHints
+
+        hints = WorkloadHints(
+            max_prompt_length=max(len(ids) for ids in inputs),
+            max_generated_length=max(max_new_tokens),
+            num_requests=len(prompts) * copies,
+        )
+        pending: dict[str, tuple[int, int]] = {}  # request id -> (prompt, sample)
+        samples: list[list[list[int] | None]] = [[None] * copies for _ in prompts]
+        results: list[list[str] | None] = [None] * len(prompts)
+        with self.lm.model.continuous_batching_context_manager(
+            generation_config=generation_config,
+            continuous_batching_config=batching,
+            block=True,
+            timeout=10,
+            warmup=self.lm.device.type == "cuda",
+            workload_hints=hints,
+        ) as manager:
+            for index, ids in enumerate(inputs):
+                request = manager.add_request(
+                    input_ids=ids,
+                    request_id=f"p{index}",
+                    max_new_tokens=max_new_tokens[index],
+                    eos_token_id=stops,
+                )
+                if request is None:
+                    raise RuntimeError("Continuous batching refused a request (queue closed).")
+                pending[request] = (index, copies - 1)
+                for child in range(copies - 1):
+                    pending[f"{request}__child#{child}"] = (index, child)
+            left = [copies] * len(prompts)
+            while pending:
+                output = manager.get_result(timeout=POLL_SECONDS)
+                if output is None:
+                    if not manager.is_running():
+                        raise RuntimeError(
+                            "Continuous batching stopped before every prompt was answered."
+                        )
+                    continue
+                if not output.is_finished() or output.request_id not in pending:
+                    continue
+                if output.error is not None:
+                    raise RuntimeError(f"Continuous batching failed a request: {output.error}")
+                index, sample = pending.pop(output.request_id)
+                samples[index][sample] = _without_end(output.generated_tokens, eos)
+                left[index] -= 1
+                if left[index] == 0:
+                    decoded = [
+                        _cut_after_answers(
+                            tokenizer.decode(tokens, skip_special_tokens=False),
+                            answers_needed[index],
+                        )
+                        for tokens in samples[index]
+                    ]
+                    results[index] = [decoded[n % copies] for n in range(config.per_prompt)]
+                    if on_result:
+                        on_result(index, results[index])
+        return [texts or [] for texts in results]
+
+
+def _batching_config(lm, config: DecodingConfig, inputs, budgets, copies: int):
+    """How continuous batching sizes its paged cache and batches.
+
+    On CUDA it sizes them from free GPU memory and captures CUDA graphs itself. On
+    CPU that sizing would take most of the machine's RAM, and every step would pay
+    for it, so the cache there holds just this workload (every row's prompt and
+    budget, without counting shared prefixes) and batches stay small.
+    """
+    if lm.device.type == "cuda":
+        return ContinuousBatchingConfig(seed=config.seed)
+    page = CPU_PAGE_SIZE
+    blocks = sum(
+        -(-(len(ids) + budget) // page) for ids, budget in zip(inputs, budgets, strict=True)
+    )
+    return ContinuousBatchingConfig(
+        seed=config.seed,
+        page_size=page,
+        num_blocks=blocks * copies + 1,
+        max_batch_tokens=CPU_MAX_BATCH_TOKENS,
+        use_cuda_graph=False,
+        use_async_batching=False,
+    )
+
+
+def _generation_config(lm, config: DecodingConfig, copies: int, stops: list[int]):
+    base = lm.model.generation_config or GenerationConfig()
+    values = {
+        "do_sample": config.do_sample,
+        "num_return_sequences": copies,
+        "eos_token_id": stops,
+        "pad_token_id": lm.tokenizer.pad_token_id,
+        "num_beams": 1,
+        # The model's own defaults (repetition penalty and the like) must not apply:
+        # every engine samples with exactly what DecodingConfig says.
+        "repetition_penalty": None,
+        "top_k": config.top_k if config.do_sample else None,
+        "top_p": config.top_p if config.do_sample else None,
+        "temperature": config.temperature if config.do_sample else None,
+    }
+    return GenerationConfig.from_dict({**base.to_dict(), **values})
+
+
+def _without_end(tokens: list[int], eos: set[int]) -> list[int]:
+    """The generated tokens without a final end-of-text token (a newline stays: it is text)."""
+    return tokens[:-1] if tokens and tokens[-1] in eos else list(tokens)
+
+
+def _cut_after_answers(text: str, needed: int) -> str:
+    """The text up to and including its `needed`-th [ANSWER] marker (all of it when 0)."""
+    if not needed:
+        return text
+    position = -1
+    for _ in range(needed):
+        position = text.find(ANSWER, position + 1)
+        if position < 0:
+            return text
+    return text[: position + len(ANSWER)]

@@ -1,0 +1,94 @@
+"""The engine contract (generation.engines.base), run against every in-process engine.
+
+Greedy decoding must give the same text in each; every engine returns `per_prompt`
+continuations per prompt in prompt order, honours each prompt's budget and stop rules,
+and reports each prompt once through `on_result`.
+"""
+
+import pytest
+
+from generation.decoding import DecodingConfig, PromptParts
+from generation.engines import make_engine, resolve_engine
+from generation.engines.continuous import ContinuousEngine
+from generation.engines.loop import LoopEngine
+from generation.models import load_causal_lm
+from tests.generation.tiny_models import tiny_lm_directory
+
+IN_PROCESS = ["loop", "continuous"]
+PROMPTS = [
+    "The movie was",
+    "A man is playing a guitar on the stage and then",
+    "Two dogs",
+    PromptParts("Examples first.\n", "The soup was warm <|perturb|>", " [negation] The soup"),
+]
+GREEDY = DecodingConfig(do_sample=False, per_prompt=2, batch_size=8, seed=None)
+
+
+@pytest.fixture(scope="module", params=["gpt2", "llama"])
+def tiny_lm(request, tmp_path_factory):
+    return load_causal_lm(tiny_lm_directory(tmp_path_factory, request.param), device="cpu")
+
+
+def test_auto_is_continuous_batching_on_cuda_and_our_loop_on_cpu():
+    assert resolve_engine("auto", "cuda") == "continuous"
+    assert resolve_engine("auto", "cuda:1") == "continuous"
+    assert resolve_engine("auto", "cpu") == "loop"
+    assert resolve_engine("continuous", "cpu") == "continuous"
+    with pytest.raises(ValueError, match="Unknown engine 'vllm'"):
+        resolve_engine("vllm", "cpu")
+
+
+def test_make_engine_builds_the_named_engine(tiny_lm):
+    assert isinstance(make_engine("auto", lm=tiny_lm), LoopEngine)  # tests run on CPU
+    assert isinstance(make_engine("continuous", lm=tiny_lm), ContinuousEngine)
+    with pytest.raises(ValueError, match="needs server settings"):
+        make_engine("server")
+    with pytest.raises(ValueError, match="needs a loaded model"):
+        make_engine("loop")
+
+
+def test_greedy_text_is_the_same_in_every_engine(tiny_lm):
+    budgets = [7, 3, 5, 6]  # different per prompt: each engine must honour its own
+    outputs = {
+        name: make_engine(name, lm=tiny_lm).generate(PROMPTS, budgets, GREEDY)
+        for name in IN_PROCESS
+    }
+    assert outputs["loop"] == outputs["continuous"]
+    longer = make_engine("loop", lm=tiny_lm).generate(PROMPTS, [7] * len(PROMPTS), GREEDY)
+    for short, long, budget in zip(outputs["loop"], longer, budgets, strict=True):
+        assert short[0] == short[1]  # greedy: per_prompt copies of one text
+        assert long[0].startswith(short[0])
+        if budget < 7:
+            assert len(short[0]) < len(long[0])  # cut at its own budget, not the batch's
+
+
+@pytest.mark.parametrize("name", IN_PROCESS)
+def test_sampling_gives_per_prompt_texts_and_reports_each_prompt_once(tiny_lm, name):
+    engine = make_engine(name, lm=tiny_lm)
+    reported = []
+    config = DecodingConfig(per_prompt=3, seed=3, batch_size=2)
+    outputs = engine.generate(
+        PROMPTS, [4] * len(PROMPTS), config, on_result=lambda i, t: reported.append((i, t))
+    )
+    assert [len(texts) for texts in outputs] == [3] * len(PROMPTS)
+    assert sorted(index for index, _ in reported) == list(range(len(PROMPTS)))
+    assert dict(reported) == dict(enumerate(outputs))
+    assert engine.generate([], [], config) == []
+
+
+@pytest.mark.parametrize("name", IN_PROCESS)
+def test_newline_stops_a_continuation_in_every_engine(tiny_lm, name):
+    engine = make_engine(name, lm=tiny_lm)
+    outputs = engine.generate(PROMPTS, [40] * len(PROMPTS), GREEDY, stop_at_newline=True)
+    for texts in outputs:
+        # Nothing after the first newline: the row stopped there (or ran out of budget).
+        assert "\n" not in texts[0].rstrip("\n")
+
+
+def test_continuous_batching_cuts_after_the_needed_answer_markers(tiny_lm):
+    from generation.engines.continuous import _cut_after_answers
+
+    assert _cut_after_answers("not [ANSWER] very [ANSWER] tail", 1) == "not [ANSWER]"
+    assert _cut_after_answers("not [ANSWER] very [ANSWER] tail", 2) == "not [ANSWER] very [ANSWER]"
+    assert _cut_after_answers("not [ANSWER] tail", 2) == "not [ANSWER] tail"
+    assert _cut_after_answers("anything", 0) == "anything"

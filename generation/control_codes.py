@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from spacy.tokens import Doc, Token
 
 from generation.edits import Edit, EditOp, compute_edit, is_word, token_alignment
+from generation.parsing import per_doc
 from generation.tokens import (
     DELETE,
     GLOBAL,
@@ -91,8 +92,9 @@ def detect_code(x: Doc, x_hat: Doc, edit: Edit | None = None) -> str:
 def detect_op_codes(x: Doc, x_hat: Doc, edit: Edit) -> list[str]:
     """The code of each op, in op order (`global` for punctuation-only ops)."""
     alignment = token_alignment(x, x_hat, edit)
-    views = [_op_view(x, x_hat, op, alignment) for op in edit.ops]
-    x_lemmas = {_lemma(token) for token in x if is_word(token)}
+    backward = {j: i for i, j in alignment.items()}
+    views = [_op_view(x, x_hat, op, alignment, backward) for op in edit.ops]
+    x_lemmas = _word_lemmas(x)
     voice_changed = _passive_count(x) != _passive_count(x_hat)
     codes = []
     for index, view in enumerate(views):
@@ -116,7 +118,7 @@ def _too_large(x: Doc, x_hat: Doc, edit: Edit) -> bool:
 
 
 def _op_code(
-    view: _OpView, others: Sequence[_OpView], x_lemmas: set[str], pair_voice_changed: bool
+    view: _OpView, others: Sequence[_OpView], x_lemmas: frozenset[str], pair_voice_changed: bool
 ) -> str:
     removed = [token for token in view.removed if is_word(token)]
     added = [token for token in view.added if is_word(token)]
@@ -209,6 +211,7 @@ def _moves_words(
     return moved > 0 and moved / len(mine) >= SHUFFLE_MIN_OVERLAP
 
 
+@per_doc
 def _passive_count(doc: Doc) -> int:
     """How many clauses are passive (a dropped "by the woman" leaves them passive)."""
     return len({token.head.i for token in doc if token.dep_ in PASSIVE_SUBJECT_DEPS})
@@ -221,7 +224,7 @@ def _touches_voice(view: _OpView) -> bool:
 
 
 def _changes_structure(
-    view: _OpView, added: Sequence[Token], x_lemmas: set[str], voice_changed: bool
+    view: _OpView, added: Sequence[Token], x_lemmas: frozenset[str], voice_changed: bool
 ) -> bool:
     # Table 1: restructure alters the tree "while content words largely stay".
     new_words = {_lemma(token) for token in added if token.pos_ in CONTENT_POS} - x_lemmas
@@ -274,18 +277,22 @@ def _head_of(tokens: Sequence[Token]) -> Token:
 
 
 def _chunk_start(token: Token) -> int | None:
-    doc = token.doc
+    return next((start for start, end in _noun_chunks(token.doc) if start <= token.i < end), None)
+
+
+@per_doc
+def _noun_chunks(doc: Doc) -> tuple[tuple[int, int], ...]:
+    """[start, end) of each noun chunk; none without a dependency parse."""
     if not doc.has_annotation("DEP"):
-        return None
-    return next(
-        (chunk.start for chunk in doc.noun_chunks if chunk.start <= token.i < chunk.end), None
-    )
+        return ()
+    return tuple((chunk.start, chunk.end) for chunk in doc.noun_chunks)
 
 
-def _op_view(x: Doc, x_hat: Doc, op: EditOp, alignment: dict[int, int]) -> _OpView:
+def _op_view(
+    x: Doc, x_hat: Doc, op: EditOp, alignment: dict[int, int], backward: dict[int, int]
+) -> _OpView:
     removed = tuple(x[op.source[0] : op.source[1]])
     added = tuple(x_hat[op.target[0] : op.target[1]])
-    backward = {j: i for i, j in alignment.items()}
     # Unchanged words whose attachment the change could have altered: heads and
     # children of the changed tokens, on either side, and their twins.
     near_x = {t.i for token in removed for t in (token.head, *token.children)} | {
@@ -293,6 +300,11 @@ def _op_view(x: Doc, x_hat: Doc, op: EditOp, alignment: dict[int, int]) -> _OpVi
     }
     pairs = tuple((x[i], x_hat[alignment[i]]) for i in sorted(near_x) if i in alignment)
     return _OpView(removed=removed, added=added, neighbours=pairs)
+
+
+@per_doc
+def _word_lemmas(doc: Doc) -> frozenset[str]:
+    return frozenset(_lemma(token) for token in doc if is_word(token))
 
 
 def _lemma(token: Token) -> str:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 
 from spacy.tokens import Doc, Token
+
+from generation.parsing import per_doc
 
 REPLACE = "replace"
 INSERT = "insert"
@@ -37,6 +39,10 @@ class EditOp:
     removed_tokens: tuple[str, ...] = ()  # lower-cased removed words, punctuation excluded
     added_tokens: tuple[str, ...] = ()
 
+    def to_dict(self) -> dict:
+        """Every field in declaration order, spans as lists (what `asdict` gives, as JSON)."""
+        return {name: _jsonable(getattr(self, name)) for name in _EDIT_OP_FIELDS}
+
     @classmethod
     def from_dict(cls, data: dict) -> EditOp:
         spans = ("source", "target", "source_subtree", "target_subtree")
@@ -50,6 +56,9 @@ class EditOp:
             added_tokens=tuple(data.get("added_tokens", ())),
             **values,
         )
+
+
+_EDIT_OP_FIELDS = tuple(field.name for field in fields(EditOp))
 
 
 @dataclass(frozen=True)
@@ -75,7 +84,7 @@ class Edit:
 
     def to_dict(self) -> dict:
         return {
-            "ops": [_jsonable(asdict(op)) for op in self.ops],
+            "ops": [op.to_dict() for op in self.ops],
             "token_distance": self.token_distance,
             "edit_ratio": self.edit_ratio,
         }
@@ -91,8 +100,8 @@ class Edit:
 
 def compute_edit(x: Doc, x_hat: Doc) -> Edit:
     """Diff the lower-cased tokens of x and x̂ and widen each change to its phrase."""
-    a = [token.lower_ for token in x]
-    b = [token.lower_ for token in x_hat]
+    a = lower_words(x)
+    b = lower_words(x_hat)
     opcodes = [
         opcode
         for opcode in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
@@ -113,8 +122,25 @@ def token_alignment(x: Doc, x_hat: Doc, edit: Edit) -> dict[int, int]:
     return _alignment_from_opcodes(opcodes, len(x), len(x_hat))
 
 
+@per_doc
+def lower_words(doc: Doc) -> tuple[str, ...]:
+    """The lower-cased text of every token: what the diff compares."""
+    return tuple(token.lower_ for token in doc)
+
+
 def levenshtein(a: Sequence[str], b: Sequence[str]) -> int:
     """Edit distance between two token sequences (insert, delete, substitute cost 1)."""
+    # A shared prefix or suffix never changes the distance; x̂ is mostly x, so this
+    # leaves only the few tokens around the changes for the quadratic table.
+    prefix = 0
+    while prefix < len(a) and prefix < len(b) and a[prefix] == b[prefix]:
+        prefix += 1
+    suffix = 0
+    while (
+        suffix < len(a) - prefix and suffix < len(b) - prefix and a[-1 - suffix] == b[-1 - suffix]
+    ):
+        suffix += 1
+    a, b = a[prefix : len(a) - suffix], b[prefix : len(b) - suffix]
     if len(a) < len(b):
         a, b = b, a
     previous = list(range(len(b) + 1))

@@ -11,7 +11,7 @@ from generation.engines import Engine, make_engine
 from generation.models import DEFAULT_MODEL, load_cached
 from generation.parsing import ParseCache
 from generation.polyjuice import PerturbTarget, PolyjuiceSettings, polyjuice_generate
-from generation.postprocess import AnnotatedCandidate, PostprocessStats, annotate
+from generation.postprocess import AnnotatedCandidate, Annotator, PostprocessStats, annotate
 from generation.records import OriginalRecord
 
 
@@ -98,23 +98,29 @@ def run_polyjuice(
     progress = _Progress(show_progress, total=0, description="generating")
     if progress.bar is not None:
         progress.bar.total = None
-    run = polyjuice_generate(
-        targets, settings.polyjuice, engine=engine, parses=parses, progress=progress.update
-    )
-    progress.close()
-    seconds["generate"] = time.perf_counter() - mark
-
-    # 3. Dedupe, edits, codes, relationships, fluency filter.
-    mark = time.perf_counter()
-    originals = {target.original.key: target.original for target in targets}
-    processed = annotate(
-        run.candidates,
-        originals,
+    # Parsing, edits, codes and relationships start in worker processes as soon as
+    # each prompt's candidates are parsed, while decoding goes on.
+    annotator = Annotator(
+        {target.original.key: target.original for target in targets},
         parses=parses,
         fluency_lm=fluency_lm if settings.fluency_threshold is not None else None,
         threshold=settings.fluency_threshold or 0.0,
         batch_size=settings.fluency_batch_size,
     )
+    run = polyjuice_generate(
+        targets,
+        settings.polyjuice,
+        engine=engine,
+        parses=parses,
+        progress=progress.update,
+        on_candidates=annotator.add,
+    )
+    progress.close()
+    seconds["generate"] = time.perf_counter() - mark
+
+    # 3. Dedupe, then wait for the annotation and run the fluency filter.
+    mark = time.perf_counter()
+    processed = annotator.finish(run.candidates)
     seconds["annotate"] = time.perf_counter() - mark
     seconds["total"] = time.perf_counter() - started
     return PipelineResult(
@@ -182,6 +188,7 @@ def run_generator(
         fluency_lm=fluency_lm if settings.fluency_threshold is not None else None,
         threshold=settings.fluency_threshold or 0.0,
         batch_size=settings.fluency_batch_size,
+        workers=None,  # a pool: generation runs in a worker process or the CLI
     )
     seconds["annotate"] = time.perf_counter() - mark
     seconds["total"] = time.perf_counter() - started

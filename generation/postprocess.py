@@ -3,18 +3,22 @@
 Polyjuice §3.2 and §4.1: drop copies of x and duplicates, compute the edit between
 x and x̂ widened to parse subtrees, detect the primary control code, build r(x̂),
 and drop x̂ whose log-probability falls more than the threshold below x on the
-whole sentence or on the changed phrase.
+whole sentence or on the changed phrase. The parse, edit, code and relationship of
+a candidate can run in worker processes while decoding goes on (`Annotator`; see
+annotation.md).
 """
 
 from collections.abc import Callable
+from concurrent.futures import Future
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 
-from generation.control_codes import detect_code
-from generation.edits import compute_edit
+from generation import annotation_pool
+from generation.annotation_pool import Pair, PairAnnotation, annotate_pairs
 from generation.fluency import FluencyItem, FluencyScore, fluency_scores
 from generation.parsing import ParseCache
 from generation.records import CandidateRecord, OriginalRecord
-from generation.relationship import Relationship, relationship_of
+from generation.relationship import Relationship
 
 DEFAULT_FLUENCY_THRESHOLD = 10.0
 
@@ -80,6 +84,194 @@ def _drop_reason(score: FluencyScore, threshold: float) -> str | None:
     return None
 
 
+class Annotator:
+    """Annotates candidates as they come, in worker processes, and filters them at the end.
+
+    `add` queues the CPU work (parse, edit, control code, relationship) of each new
+    (original, text) and returns at once when there are workers; `finish` waits for it,
+    dedupes, scores fluency on this process (where `fluency_lm` lives) and returns what
+    `annotate` returns. `workers`: processes in the pool (None: `default_workers()`;
+    0: all in this process). A run with fewer than `POOL_MIN_PAIRS` distinct pairs
+    never starts the pool. One thread calls `add` and `finish`.
+    """
+
+    POOL_MIN_PAIRS = 64
+    CHUNK_PAIRS = 64  # pairs per task: each worker parses them in one `nlp.pipe` batch
+
+    def __init__(
+        self,
+        originals: dict[str, OriginalRecord],
+        *,
+        parses: ParseCache,
+        fluency_lm=None,
+        threshold: float = DEFAULT_FLUENCY_THRESHOLD,
+        batch_size: int = 64,
+        workers: int | None = None,
+        progress: Callable[[str], None] | None = None,
+    ) -> None:
+        self.originals = originals
+        self.parses = parses
+        self.fluency_lm = fluency_lm
+        self.threshold = threshold
+        self.batch_size = batch_size
+        self.progress = progress
+        self.workers = annotation_pool.default_workers() if workers is None else workers
+        if self.workers < 0:
+            raise ValueError(f"workers must be 0 or more, not {self.workers}.")
+        if parses.model is None:
+            self.workers = 0  # a pipeline passed in cannot be loaded by another process
+        self._records: list[CandidateRecord] = []
+        self._queued: set[tuple[str, str]] = set()  # (original key, normalized text)
+        self._normalized_originals: dict[str, str] = {}
+        self._pending: list[Pair] = []
+        self._running: list[tuple[list[Pair], Future]] = []
+        self._pooled = False  # whether any chunk went to the pool
+        self._done: dict[tuple[str, str], PairAnnotation] = {}  # by (original key, text)
+
+    def add(self, records: list[CandidateRecord]) -> None:
+        """Queue records for the CPU work (parse, edit, code, relationship); returns at
+        once when workers > 0."""
+        self._records.extend(records)
+        for record in records:
+            original = self.originals[record.original_key]
+            normalized = normalized_text(record.text)
+            key = (record.original_key, normalized)
+            if key in self._queued or normalized == self._normalized(original):
+                continue  # a repeat, or a copy of x: `finish` drops it without annotating
+            self._queued.add(key)
+            self._pending.append(Pair(record.original_key, original.text, record.text))
+        self._send(final=False)
+
+    def finish(self, records: list[CandidateRecord] | None = None) -> PostprocessResult:
+        """Wait for the CPU work, then dedupe `records` (default: everything added, in the
+        order added), score fluency in batches on this process, and return exactly what
+        `annotate(records, ...)` returns, in the same order."""
+        records = self._records if records is None else records
+        result = PostprocessResult()
+        stats = result.stats
+        stats.received = len(records)
+
+        # 1. The rest of the queue, then every chunk the workers have.
+        self._send(final=True)
+        self._collect()
+
+        # 2. Dedupe and drop copies of x, over the final order of the records.
+        unique = dedupe(records, self.originals, stats)
+
+        # 3. Edit, code and relationship of each, computed once per (original, text).
+        # A repeat that `dedupe` keeps in another case or spacing than the text queued
+        # first (records added out of order) is annotated here.
+        missing = list(
+            dict.fromkeys(
+                Pair(r.original_key, self.originals[r.original_key].text, r.text)
+                for r in unique
+                if (r.original_key, r.text) not in self._done
+            )
+        )
+        self._annotate_here(missing)
+        annotated = [(record, self._done[(record.original_key, record.text)]) for record in unique]
+        if self.progress:
+            self.progress("parsed")
+
+        # 4. Fluency of x̂ against x, on the sentence and on each changed phrase.
+        scores: list[FluencyScore | None] = [None] * len(annotated)
+        if self.fluency_lm is not None and annotated:
+            items = [
+                FluencyItem(
+                    original=self.originals[record.original_key].text,
+                    candidate=record.text,
+                    phrases=annotation.phrases,
+                )
+                for record, annotation in annotated
+            ]
+            scores = fluency_scores(self.fluency_lm, items, batch_size=self.batch_size)
+            if self.progress:
+                self.progress("scored")
+
+        for (record, annotation), score in zip(annotated, scores, strict=True):
+            dropped_by = _drop_reason(score, self.threshold) if score is not None else None
+            if dropped_by:
+                stats.fluency_dropped += 1
+            else:
+                stats.kept += 1
+            result.candidates.append(
+                AnnotatedCandidate(
+                    record=record,
+                    code=annotation.code,
+                    edit=annotation.edit,
+                    relationship=annotation.relationship,
+                    fluency=score,
+                    dropped_by=dropped_by,
+                )
+            )
+        return result
+
+    def _normalized(self, original: OriginalRecord) -> str:
+        if original.key not in self._normalized_originals:
+            self._normalized_originals[original.key] = normalized_text(original.text)
+        return self._normalized_originals[original.key]
+
+    def _send(self, *, final: bool) -> None:
+        """Hand full chunks of the queue to the pool (all of it when `final`), or annotate
+        them here when there is no pool or, by the end, too little work to start one."""
+        pending = self._pending
+        if self.workers == 0:
+            if final or len(pending) >= self.CHUNK_PAIRS:
+                self._annotate_here(pending)
+                self._pending = []
+            return
+        queued = len(self._queued)
+        if not self._pooled and queued < self.POOL_MIN_PAIRS:
+            if final:
+                self._annotate_here(pending)
+                self._pending = []
+            return
+        # At the end, split what is left over all the workers.
+        size = -(-len(pending) // self.workers) if final else self.CHUNK_PAIRS
+        size = max(1, min(size, self.CHUNK_PAIRS))
+        while pending and (final or len(pending) >= size):
+            chunk, pending = pending[:size], pending[size:]
+            future = annotation_pool.submit(chunk, workers=self.workers, model=self.parses.model)
+            self._running.append((chunk, future))
+            self._pooled = True
+        self._pending = pending
+
+    def _collect(self) -> None:
+        """Wait for every chunk sent; a worker's error is raised here, as it was raised."""
+        running, self._running = self._running, []
+        try:
+            for chunk, future in running:
+                self._store(chunk, future.result())
+        except BaseException as error:
+            for _, future in running:
+                future.cancel()
+            if isinstance(error, BrokenProcessPool):
+                annotation_pool.shutdown(wait=False)  # the next run starts a fresh pool
+            raise
+
+    def _annotate_here(self, pairs: list[Pair]) -> None:
+        if not pairs:
+            return
+        model = self.parses.model
+        parse_candidates = (
+            annotation_pool.batch_parser(annotation_pool.annotation_nlp(model))
+            if model is not None
+            else self.parses.parse_many
+        )
+        for start in range(0, len(pairs), annotation_pool.PARSE_BATCH):
+            chunk = pairs[start : start + annotation_pool.PARSE_BATCH]
+            self._store(
+                chunk,
+                annotate_pairs(
+                    chunk, parse_originals=self.parses.parse_many, parse_candidates=parse_candidates
+                ),
+            )
+
+    def _store(self, pairs: list[Pair], annotations: list[PairAnnotation]) -> None:
+        for pair, annotation in zip(pairs, annotations, strict=True):
+            self._done[(pair.base, pair.candidate)] = annotation
+
+
 def annotate(
     records: list[CandidateRecord],
     originals: dict[str, OriginalRecord],
@@ -89,60 +281,21 @@ def annotate(
     threshold: float = DEFAULT_FLUENCY_THRESHOLD,
     batch_size: int = 64,
     progress: Callable[[str], None] | None = None,
+    workers: int | None = 0,
 ) -> PostprocessResult:
-    """Dedupe and annotate candidates; with `fluency_lm`, mark the disfluent ones dropped."""
-    result = PostprocessResult()
-    stats = result.stats
-    stats.received = len(records)
+    """Dedupe and annotate candidates; with `fluency_lm`, mark the disfluent ones dropped.
 
-    # 1. Dedupe and drop copies of x.
-    unique = dedupe(records, originals, stats)
-
-    # 2. Parse originals and candidates together, each text once.
-    parses.parse_many([originals[r.original_key].text for r in unique] + [r.text for r in unique])
-    if progress:
-        progress("parsed")
-
-    # 3. Edit ops widened to subtrees, primary control code, relationship r(x̂).
-    annotated = []
-    for record in unique:
-        x = parses.parse(originals[record.original_key].text)
-        x_hat = parses.parse(record.text)
-        edit = compute_edit(x, x_hat)
-        code = detect_code(x, x_hat, edit)
-        annotated.append(
-            (record, edit, code, relationship_of(record.original_key, x, x_hat, edit, code))
-        )
-
-    # 4. Fluency of x̂ against x, on the sentence and on each changed phrase.
-    scores: list[FluencyScore | None] = [None] * len(annotated)
-    if fluency_lm is not None and annotated:
-        items = [
-            FluencyItem(
-                original=originals[record.original_key].text,
-                candidate=record.text,
-                phrases=tuple((op.source_chars, op.target_chars) for op in edit.ops),
-            )
-            for record, edit, _, _ in annotated
-        ]
-        scores = fluency_scores(fluency_lm, items, batch_size=batch_size)
-        if progress:
-            progress("scored")
-
-    for (record, edit, code, relationship), score in zip(annotated, scores, strict=True):
-        dropped_by = _drop_reason(score, threshold) if score is not None else None
-        if dropped_by:
-            stats.fluency_dropped += 1
-        else:
-            stats.kept += 1
-        result.candidates.append(
-            AnnotatedCandidate(
-                record=record,
-                code=code,
-                edit=edit.to_dict(),
-                relationship=relationship,
-                fluency=score,
-                dropped_by=dropped_by,
-            )
-        )
-    return result
+    In this process unless `workers` asks for a pool (None: `default_workers()`): a web
+    request importing candidates must not start processes; generation runs do.
+    """
+    annotator = Annotator(
+        originals,
+        parses=parses,
+        fluency_lm=fluency_lm,
+        threshold=threshold,
+        batch_size=batch_size,
+        workers=workers,
+        progress=progress,
+    )
+    annotator.add(records)
+    return annotator.finish()

@@ -9,6 +9,7 @@ from spacy.tokens import Doc, Token
 
 from generation.control_codes import detect_code, is_negation, is_quantifier
 from generation.edits import Bounds, Edit, compute_edit, is_word, token_alignment
+from generation.parsing import per_doc
 
 
 @dataclass(frozen=True)
@@ -90,8 +91,15 @@ def _root_labels(doc: Doc, span: Bounds) -> set[str]:
 
 def _relabellings(x: Doc, x_hat: Doc, edit: Edit) -> set[str]:
     """Unchanged words whose dependency label changed: the structural part of r(x̂)."""
+    (x_deps, x_words), (y_deps, _) = _labels(x), _labels(x_hat)
     return {
-        f"{x[i].dep_}>{x_hat[j].dep_}"
+        f"{x_deps[i]}>{y_deps[j]}"
         for i, j in token_alignment(x, x_hat, edit).items()
-        if is_word(x[i]) and x[i].dep_ != x_hat[j].dep_
+        if x_words[i] and x_deps[i] != y_deps[j]
     }
+
+
+@per_doc
+def _labels(doc: Doc) -> tuple[tuple[str, ...], tuple[bool, ...]]:
+    """Each token's dependency label, and whether it is a word."""
+    return tuple(token.dep_ for token in doc), tuple(is_word(token) for token in doc)

@@ -36,6 +36,8 @@ POLL_SECONDS = 1.0
 # step takes at most this many tokens (prefill chunks included).
 CPU_PAGE_SIZE = 64
 CPU_MAX_BATCH_TOKENS = 1024
+CUDA_PAGE_SIZE = 64
+CUDA_MAX_BATCH_TOKENS = 16384
 
 
 class ContinuousEngine:
@@ -95,7 +97,10 @@ class ContinuousEngine:
             continuous_batching_config=batching,
             block=True,
             timeout=10,
-            warmup=self.lm.device.type == "cuda",
+            # Warm-up captures CUDA graphs for the largest shapes; a manager lives for one
+            # call, and on an H100 the capture cost more than the graphs saved (see
+            # docs/benchmarks.md), so neither is used.
+            warmup=False,
             workload_hints=hints,
         ) as manager:
             for index, ids in enumerate(inputs):
@@ -143,24 +148,22 @@ class ContinuousEngine:
 def _batching_config(lm, config: DecodingConfig, inputs, budgets, copies: int):
     """How continuous batching sizes its paged cache and batches.
 
-    On CUDA it sizes them from free GPU memory and captures CUDA graphs itself. On
-    CPU that sizing would take most of the machine's RAM, and every step would pay
-    for it, so the cache there holds just this workload (every row's prompt and
-    budget, without counting shared prefixes) and batches stay small.
+    Left alone, it sizes the cache from free memory: most of a GPU, most of the
+    machine's RAM on CPU. Attention then reads (and masks) far more cache than a
+    workload of short prompts uses, and every step pays for it. So the cache holds
+    just this workload (every row's prompt and budget, shared prefixes not counted).
     """
-    if lm.device.type == "cuda":
-        return ContinuousBatchingConfig(seed=config.seed)
-    page = CPU_PAGE_SIZE
-    blocks = sum(
-        -(-(len(ids) + budget) // page) for ids, budget in zip(inputs, budgets, strict=True)
-    )
+    cuda = lm.device.type == "cuda"
+    page = CUDA_PAGE_SIZE if cuda else CPU_PAGE_SIZE
+    rows = zip(inputs, budgets, strict=True)
+    blocks = sum(-(-(len(ids) + budget) // page) for ids, budget in rows)
     return ContinuousBatchingConfig(
         seed=config.seed,
         page_size=page,
         num_blocks=blocks * copies + 1,
-        max_batch_tokens=CPU_MAX_BATCH_TOKENS,
+        max_batch_tokens=CUDA_MAX_BATCH_TOKENS if cuda else CPU_MAX_BATCH_TOKENS,
         use_cuda_graph=False,
-        use_async_batching=False,
+        use_async_batching=None if cuda else False,
     )
 
 

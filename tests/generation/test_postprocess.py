@@ -6,7 +6,7 @@ from generation import postprocess
 from generation.fluency import FluencyScore
 from generation.models import LoadedModel, load_causal_lm
 from generation.parsing import ParseCache
-from generation.postprocess import PostprocessStats, annotate, dedupe
+from generation.postprocess import Annotator, PostprocessStats, annotate, dedupe
 from generation.records import CandidateRecord, OriginalRecord
 from generation.relationship import Relationship
 from generation.tokens import CONTROL_CODES, GLOBAL
@@ -213,6 +213,41 @@ def test_nothing_to_annotate_scores_nothing(parses, tiny_lm, monkeypatch):
 
     assert result.candidates == []
     assert result.stats == PostprocessStats(received=1, copies=1)
+
+
+def test_the_annotator_scores_fluency_in_the_final_order_of_the_records(
+    parses, tiny_lm, monkeypatch
+):
+    asked = _fake_scores(monkeypatch, FluencyScore(full=0.0, changed=None))
+    records = [
+        _candidate("kids", "It is not great for kids."),
+        _candidate("movie", "The movie was terrible."),
+        _candidate("kids", "It is great for adults."),
+        _candidate("movie", "The movie was not great."),
+    ]
+    annotator = Annotator(ORIGINALS, parses=parses, fluency_lm=tiny_lm, workers=0)
+
+    # Prompts finish out of order; the result follows `records`, as `annotate` gives it.
+    annotator.add(records[2:])
+    annotator.add(records[:2])
+    result = annotator.finish(records)
+
+    assert [item.candidate for item in asked] == [r.text for r in records]
+    expected = annotate(records, ORIGINALS, parses=parses, fluency_lm=tiny_lm)
+    assert result == expected
+
+
+def test_finish_defaults_to_everything_added_in_the_order_added(parses):
+    first = [_candidate("kids", "It is not great for kids.")]
+    second = [_candidate("movie", "The movie was terrible."), *first]
+    annotator = Annotator(ORIGINALS, parses=parses, workers=0)
+
+    annotator.add(first)
+    annotator.add(second)
+    result = annotator.finish()
+
+    assert [c.record for c in result.candidates] == [first[0], second[0]]
+    assert result.stats == PostprocessStats(received=3, duplicates=1, kept=2)
 
 
 def _never_called(*args, **kwargs):

@@ -1,0 +1,215 @@
+"""generation.annotation_pool and the Annotator: the same annotations as before, in
+process or from the pool, whatever order candidates arrive in; a worker's error
+surfaces in `finish` and leaves the next run a working pool."""
+
+import hashlib
+import json
+import os
+import random
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+
+import pytest
+
+from generation import annotation_pool
+from generation.annotation_pool import annotate_pair, annotation_nlp, default_workers
+from generation.parsing import ParseCache, load_nlp
+from generation.postprocess import Annotator, annotate
+from generation.records import CandidateRecord, OriginalRecord
+
+# Pairs of fixture sentences and word edits of them, with the code, relationship and a
+# digest of the edit that the annotation code before the Annotator gave them.
+FROZEN = [
+    json.loads(line)
+    for line in (Path(__file__).parent / "fixtures" / "annotations.jsonl").open()
+    if line.strip()
+]
+ORIGINALS = {
+    row["relationship"]["base"]: OriginalRecord(row["relationship"]["base"], row["original"], "")
+    for row in FROZEN
+}
+RECORDS = [CandidateRecord(row["relationship"]["base"], row["candidate"], "test") for row in FROZEN]
+
+
+def _digest(edit: dict) -> str:
+    text = json.dumps(edit, sort_keys=True).encode()
+    return hashlib.sha1(text, usedforsecurity=False).hexdigest()
+
+
+def _frozen_view(candidates) -> list[dict]:
+    return [
+        {
+            "original": ORIGINALS[c.record.original_key].text,
+            "candidate": c.record.text,
+            "code": c.code,
+            "relationship": c.relationship.to_dict(),
+            "edit_sha1": _digest(c.edit),
+        }
+        for c in candidates
+    ]
+
+
+def _comparable(result) -> tuple:
+    return (
+        [
+            (c.record, c.code, c.edit, c.relationship, c.fluency, c.dropped_by)
+            for c in result.candidates
+        ],
+        result.stats,
+    )
+
+
+@pytest.fixture(scope="module")
+def parses() -> ParseCache:
+    return ParseCache()
+
+
+@pytest.fixture(scope="module")
+def pool():
+    """The pool, forced on for small inputs; stopped when the module is done."""
+    yield 2
+    annotation_pool.shutdown()
+
+
+@pytest.fixture
+def always_pooled(monkeypatch, pool):
+    monkeypatch.setattr(Annotator, "POOL_MIN_PAIRS", 1)
+    monkeypatch.setattr(Annotator, "CHUNK_PAIRS", 16)
+    return pool
+
+
+def test_annotate_pair_gives_the_frozen_annotations(parses):
+    annotations = [
+        annotate_pair(
+            row["relationship"]["base"],
+            parses.parse(row["original"]),
+            parses.parse(row["candidate"]),
+        )
+        for row in FROZEN
+    ]
+
+    got = [
+        {
+            "original": row["original"],
+            "candidate": row["candidate"],
+            "code": annotation.code,
+            "relationship": annotation.relationship.to_dict(),
+            "edit_sha1": _digest(annotation.edit),
+        }
+        for row, annotation in zip(FROZEN, annotations, strict=True)
+    ]
+    assert got == FROZEN
+
+
+def test_fluency_phrases_are_the_character_spans_of_the_edit_ops(parses):
+    row = FROZEN[0]
+    annotation = annotate_pair("x", parses.parse(row["original"]), parses.parse(row["candidate"]))
+
+    assert annotation.phrases == tuple(
+        (tuple(op["source_chars"]), tuple(op["target_chars"])) for op in annotation.edit["ops"]
+    )
+
+
+def test_the_pipeline_without_entities_parses_every_fixture_text_the_same():
+    full, lean = load_nlp(), annotation_nlp()
+    texts = sorted({text for row in FROZEN for text in (row["original"], row["candidate"])})
+    assert "ner" not in lean.pipe_names
+
+    def read(doc) -> list[tuple]:
+        return [
+            (t.text, t.tag_, t.pos_, t.dep_, t.head.i, t.lemma_, str(t.morph), t.is_sent_start)
+            for t in doc
+        ]
+
+    assert [read(doc) for doc in lean.pipe(texts)] == [read(doc) for doc in full.pipe(texts)]
+
+
+def test_in_process_annotate_gives_the_frozen_annotations(parses):
+    result = annotate(RECORDS, ORIGINALS, parses=parses, workers=0)
+
+    assert _frozen_view(result.candidates) == FROZEN
+
+
+def test_the_pool_gives_what_the_process_gives(parses, always_pooled):
+    here = annotate(RECORDS, ORIGINALS, parses=parses, workers=0)
+    pooled = annotate(RECORDS, ORIGINALS, parses=parses, workers=always_pooled)
+
+    assert annotation_pool._pool is not None, "the pool was used"
+    assert _comparable(pooled) == _comparable(here)
+    assert _frozen_view(pooled.candidates) == FROZEN
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_out_of_order_adds_give_what_one_call_gives(parses, always_pooled, workers):
+    # A third of the records twice, once in upper case: dedupe keeps whichever comes
+    # first in the final order, and the annotation is of that text. And copies of x.
+    records = [
+        *RECORDS,
+        *(CandidateRecord(r.original_key, r.text.upper(), "test") for r in RECORDS[::3]),
+        *(CandidateRecord(key, o.text.lower(), "test") for key, o in ORIGINALS.items()),
+    ]
+    random.Random(5).shuffle(records)
+    expected = annotate(records, ORIGINALS, parses=parses, workers=0)
+
+    arrival = list(records)
+    random.Random(6).shuffle(arrival)
+    annotator = Annotator(ORIGINALS, parses=parses, workers=workers)
+    for start in range(0, len(arrival), 7):
+        annotator.add(arrival[start : start + 7])
+    result = annotator.finish(records)
+
+    assert _comparable(result) == _comparable(expected)
+    assert result.stats.duplicates > 0 and result.stats.copies > 0
+
+
+def test_a_worker_error_surfaces_in_finish_and_the_next_run_works(parses, always_pooled):
+    too_long = CandidateRecord("x0", "word " * 200_001, "test")  # past spaCy's max_length
+    annotator = Annotator(ORIGINALS, parses=parses, workers=always_pooled)
+    annotator.add([too_long, *RECORDS[:20]])
+
+    with pytest.raises(ValueError, match=r"\[E088\] Text of length 1000005 exceeds maximum"):
+        annotator.finish()
+
+    again = annotate(RECORDS, ORIGINALS, parses=parses, workers=always_pooled)
+    assert _frozen_view(again.candidates) == FROZEN
+
+
+def test_a_dead_worker_fails_only_its_run(parses, always_pooled):
+    broken = annotation_pool._executor(always_pooled, annotation_pool.SPACY_MODEL)
+    with pytest.raises(BrokenProcessPool):
+        broken.submit(os._exit, 1).result(timeout=60)
+
+    result = annotate(RECORDS, ORIGINALS, parses=parses, workers=always_pooled)
+
+    assert annotation_pool._pool is not broken
+    assert _frozen_view(result.candidates) == FROZEN
+
+
+def test_a_small_run_does_not_start_a_pool(parses, pool):
+    annotation_pool.shutdown()
+
+    result = annotate(RECORDS[:10], ORIGINALS, parses=parses, workers=pool)
+
+    assert len(result.candidates) == len({(r.original_key, r.text) for r in RECORDS[:10]})
+    assert annotation_pool._pool is None
+
+
+def test_a_pipeline_passed_in_stays_in_this_process():
+    parses = ParseCache(load_nlp())
+
+    annotator = Annotator(ORIGINALS, parses=parses, workers=4)
+
+    assert annotator.workers == 0
+    assert _frozen_view(annotate(RECORDS[:12], ORIGINALS, parses=parses).candidates) == FROZEN[:12]
+
+
+def test_default_workers_come_from_the_environment(monkeypatch):
+    monkeypatch.setenv(annotation_pool.WORKERS_VARIABLE, "3")
+    assert default_workers() == 3
+    monkeypatch.setenv(annotation_pool.WORKERS_VARIABLE, "0")
+    assert default_workers() == 0
+    monkeypatch.delenv(annotation_pool.WORKERS_VARIABLE)
+    assert default_workers() == min(4, os.cpu_count() or 1)
+    monkeypatch.setenv(annotation_pool.WORKERS_VARIABLE, "many")
+    with pytest.raises(ValueError, match="CFANNOTATE_ANNOTATION_WORKERS must be a whole number"):
+        default_workers()

@@ -839,8 +839,6 @@ def print_result(config: Config, outcome: Outcome) -> None:
     )
 
 
-
-
 def main() -> int:
     args, config = arguments()
     started = time.monotonic()

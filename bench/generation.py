@@ -14,10 +14,10 @@ Everything runs in this process on the same model, originals and settings:
   sampling and budgets, decoding only (no parsing, no annotation): the `ceiling_ratio`
   is our sequences per second end to end over its sequences per second.
 
-    python bench/generation.py --quick            # ~2 minutes on 2 CPU cores
+    python bench/generation.py --quick            # ~3 minutes on 2 CPU cores, with a server
     python bench/generation.py --originals 344 --device cuda --batch-size 512
     python bench/generation.py --backend server --base-url http://gpu:8000/v1 --model NAME
-    python bench/generation.py --quick --start-server   # also through `transformers serve`
+    python bench/generation.py --start-server     # also through `transformers serve`
 
 On a machine without package registries, `bench/gpu/run.sh` installs from carried
 wheels and runs the GPU benchmark (see docs/benchmarks.md). The last line reads
@@ -271,6 +271,9 @@ def main() -> int:
         help="Originals for the (slow) baseline; default: same as --originals; 0 skips it.",
     )
     parser.add_argument("--model", default=DEFAULT_MODEL)
+    parser.add_argument(
+        "--fluency-model", default=DEFAULT_MODEL, help="The LM of the fluency filter."
+    )
     parser.add_argument("--strategy", default="auto")
     parser.add_argument("--device", default="auto")
     parser.add_argument(
@@ -286,7 +289,12 @@ def main() -> int:
     )
     parser.add_argument("--base-url", help="The inference server, e.g. http://gpu:8000/v1.")
     parser.add_argument("--server-model", help="Its model name (default: --model).")
-    parser.add_argument("--server-api", default="auto", choices=["auto", "completions", "chat"])
+    parser.add_argument(
+        "--server-api",
+        default="completions",
+        choices=["auto", "completions", "chat"],
+        help="completions (default) sends the very prompts the in-process engines decode.",
+    )
     parser.add_argument("--server-concurrency", type=int, default=64)
     parser.add_argument(
         "--start-server",
@@ -308,16 +316,17 @@ def main() -> int:
     if args.quick:
         args.originals, args.baseline_originals = 8, 3
         args.codes, args.blank_sets = "negation,lexical,insert", 1
+        args.start_server = args.start_server or args.backend == "inprocess"
     if args.backend == "server" and not args.base_url:
         print("bench: --backend server needs --base-url", file=sys.stderr)
         return 2
     baseline_count = args.originals if args.baseline_originals is None else args.baseline_originals
 
     texts = load_originals(args.originals, args.seed, args.data)
-    fluency_lm = load_causal_lm(DEFAULT_MODEL, device=args.device)
+    fluency_lm = load_causal_lm(args.fluency_model, device=args.device)
     lm = None
     if args.backend == "inprocess" or not args.no_ceiling:
-        lm = fluency_lm if args.model == DEFAULT_MODEL else None
+        lm = fluency_lm if args.model == args.fluency_model else None
         lm = lm or load_causal_lm(args.model, device=args.device)
     settings = PipelineSettings(
         model=args.model,

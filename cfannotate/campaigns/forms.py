@@ -34,8 +34,11 @@ def errors_onto_form(form: forms.Form, error: CfannotateError) -> None:
     field_for = getattr(form, "field_for", form_field_for)
     for where, problems in error.fields.items():
         name = where if where in form.fields else field_for(where)
+        # A field of its own needs no "generators[0].server_url:" before the problem; a
+        # block of several entries (or the form) says which entry it means.
+        own_field = name in form.fields and (name == where or name != form_field_for(where))
         for problem in problems:
-            if name == where and name in form.fields:
+            if own_field:
                 form.add_error(name, problem)
             else:
                 form.add_error(name if name in form.fields else None, f"{where}: {problem}")

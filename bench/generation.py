@@ -247,11 +247,14 @@ def start_loopback_server(model: str, device: str):
     a GPU): (server, base URL, the model name it serves)."""
     import tempfile
 
-    from bench.inference_server import TransformersServer
+    from bench.inference_server import TransformersServer, sampling_model_directory
     from generation.models import default_model_directory
 
     directory = default_model_directory() if model == DEFAULT_MODEL else Path(model)
-    log = Path(tempfile.mkdtemp(prefix="bench-serve-")) / "serve.log"
+    scratch = Path(tempfile.mkdtemp(prefix="bench-serve-"))
+    # Sampled like the in-process engines (the server samples only if the model says so).
+    directory = sampling_model_directory(directory, scratch / "model")
+    log = scratch / "serve.log"
     server = TransformersServer(
         directory, log, device=device, continuous_batching=device.startswith("cuda")
     )
@@ -295,7 +298,13 @@ def main() -> int:
         choices=["auto", "completions", "chat"],
         help="completions (default) sends the very prompts the in-process engines decode.",
     )
-    parser.add_argument("--server-concurrency", type=int, default=64)
+    parser.add_argument(
+        "--server-concurrency",
+        type=int,
+        default=None,
+        help="Requests in flight (default: 64 on a GPU, 4 on CPU, where the server started "
+        "here answers one at a time and a long queue only runs into the timeout).",
+    )
     parser.add_argument(
         "--start-server",
         action="store_true",
@@ -358,7 +367,8 @@ def main() -> int:
                         base_url=base_url,
                         model=args.server_model or served_model,
                         api=args.server_api,
-                        concurrency=args.server_concurrency,
+                        concurrency=args.server_concurrency
+                        or (64 if str(fluency_lm.device).startswith("cuda") else 4),
                         timeout=120.0,
                     ),
                 )

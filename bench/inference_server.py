@@ -3,6 +3,7 @@ one local model directory, in a subprocess. The generation benchmark runs throug
 the server engine's tests do too.
 """
 
+import json
 import os
 import socket
 import subprocess
@@ -25,6 +26,24 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+def sampling_model_directory(directory: Path | str, into: Path) -> Path:
+    """A view of a model directory whose generation config samples.
+
+    `transformers serve` samples only when the model's own generation config says
+    `do_sample`; a request's temperature does not turn it on. The view links every file
+    of `directory` into `into` and writes a generation config with `do_sample: true`.
+    """
+    source = Path(directory)
+    into.mkdir(parents=True, exist_ok=True)
+    for path in source.iterdir():
+        if path.name != "generation_config.json":
+            (into / path.name).symlink_to(path.resolve())
+    config_path = source / "generation_config.json"
+    config = json.loads(config_path.read_text()) if config_path.is_file() else {}
+    (into / "generation_config.json").write_text(json.dumps({**config, "do_sample": True}))
+    return into
 
 
 class TransformersServer:

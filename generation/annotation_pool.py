@@ -22,6 +22,7 @@ from generation.control_codes import detect_code
 from generation.edits import Bounds, compute_edit
 from generation.parsing import SPACY_MODEL, load_nlp
 from generation.relationship import Relationship, relationship_of
+from generation.sanity import pair_sanity_reason
 
 # Edits, control codes and relationships never read named entities, and the entity
 # recognizer (it runs its own tok2vec) is a third to a half of the cost of a parse.
@@ -50,6 +51,9 @@ class PairAnnotation:
     code: str
     relationship: Relationship
     phrases: tuple[tuple[Bounds, Bounds], ...]  # (source_chars, target_chars) of each op
+    # The first sanity filter x̂ fails that reads only the parses (generation.sanity),
+    # or None; `Annotator.finish` adds the one that reads the record's prompt.
+    sanity: str | None = None
 
 
 def annotation_nlp(model: str = SPACY_MODEL) -> Language:
@@ -72,7 +76,8 @@ def default_workers() -> int:
 
 
 def annotate_pair(base: str, x: Doc, x_hat: Doc) -> PairAnnotation:
-    """Edit ops widened to subtrees, primary control code and r(x̂) of one parsed pair."""
+    """Edit ops widened to subtrees, primary control code, r(x̂) and sanity of one parsed
+    pair."""
     edit = compute_edit(x, x_hat)
     code = detect_code(x, x_hat, edit)
     return PairAnnotation(
@@ -80,6 +85,7 @@ def annotate_pair(base: str, x: Doc, x_hat: Doc) -> PairAnnotation:
         code=code,
         relationship=relationship_of(base, x, x_hat, edit, code),
         phrases=tuple((op.source_chars, op.target_chars) for op in edit.ops),
+        sanity=pair_sanity_reason(x, x_hat, edit),
     )
 
 

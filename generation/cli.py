@@ -79,6 +79,7 @@ def perturb_command(args: argparse.Namespace) -> int:
         device=args.device,
         dtype=args.dtype,
         fluency_threshold=None if args.no_filter else args.threshold,
+        sanity=not args.no_sanity,
         polyjuice=PolyjuiceSettings(
             codes=tuple(args.code) if args.code else DEFAULT_CODES,
             strategy=args.strategy,
@@ -153,6 +154,7 @@ def _other_generator(args: argparse.Namespace, texts: list[str]) -> int:
         device=args.device,
         dtype=args.dtype,
         fluency_threshold=None if args.no_filter else args.threshold,
+        sanity=not args.no_sanity,
     )
     result, skipped = run_generator(generator, originals, settings, show_progress=not args.quiet)
     _print_result(args, result)
@@ -178,6 +180,7 @@ def _print_result(args: argparse.Namespace, result) -> None:
             f"{len(result.originals)} original(s): {stats.received} parsed candidates, "
             f"{stats.duplicates} duplicates, {stats.copies} copies of x, "
             f"{result.malformed} malformed answers, "
+            f"{stats.sanity_dropped} dropped by sanity filters, "
             f"{stats.fluency_dropped} dropped by fluency, {stats.kept} kept.",
             file=sys.stderr,
         )
@@ -259,6 +262,12 @@ def _add_perturb_parser(commands) -> None:
         help="Fluency filter threshold in log-probability points (default 10).",
     )
     parser.add_argument("--no-filter", action="store_true", help="Skip the fluency filter.")
+    parser.add_argument(
+        "--no-sanity",
+        action="store_true",
+        help="Keep candidates the sanity filters would drop (cut off, run-on, repeated, "
+        "non-words, fragments, edits outside the blanks).",
+    )
     parser.add_argument("--kept-only", action="store_true", help="Print only kept candidates.")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quiet", action="store_true", help="No progress bar or summary.")

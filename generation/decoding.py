@@ -8,8 +8,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
-from transformers import StoppingCriteria, StoppingCriteriaList
+from transformers import LogitsProcessorList, StoppingCriteria, StoppingCriteriaList
 
+from generation.constraints import RuleLogitsProcessor, token_texts, writing_rule
 from generation.tokens import ANSWER
 
 logger = logging.getLogger(__name__)
@@ -81,11 +82,7 @@ def newline_token_ids(tokenizer) -> set[int]:
     cached = getattr(tokenizer, "_cfannotate_newline_ids", None)
     if cached is not None:
         return cached
-    ids = {
-        token_id
-        for token_id in range(len(tokenizer))
-        if "\n" in tokenizer.decode([token_id], skip_special_tokens=False)
-    }
+    ids = {token_id for token_id, text in enumerate(token_texts(tokenizer)) if "\n" in text}
     tokenizer._cfannotate_newline_ids = ids
     return ids
 
@@ -252,13 +249,17 @@ def _decode_rows(
 ) -> list[str]:
     """Sample or argmax continuations, one token per step for every live row.
 
-    A row leaves the batch as soon as it is finished (end of text, a newline when
-    asked, its `needed` [ANSWER] markers, or `limits[row]` tokens), and its cache rows
-    are dropped, so a batch costs what its live rows cost, not what its slowest row costs.
+    Each row may write only what the format allows (`generation.constraints`): its
+    marker state masks the logits before a token is picked. A row leaves the batch as
+    soon as it is finished (end of text, a newline when asked, its `needed` [ANSWER]
+    markers, or `limits[row]` tokens), and its cache rows are dropped, so a batch costs
+    what its live rows cost, not what its slowest row costs.
     """
     model, tokenizer = lm.model, lm.tokenizer
     rows = input_ids.shape[0]
     eos_ids = eos_token_ids(lm)
+    rule = writing_rule(tokenizer, frozenset(eos_ids)).to(input_ids.device)
+    states = torch.zeros(rows, dtype=torch.long, device=input_ids.device)  # outside any marker
     closers = _bracket_closers(tokenizer).to(input_ids.device)
     newline = torch.zeros_like(closers)
     if newline_ids:
@@ -279,7 +280,10 @@ def _decode_rows(
             **step_kwargs,
         )
         cache = output.cache
-        chosen = _pick_tokens(output.logits[:, -1, :].float(), config, generator)  # (live,)
+        logits = output.logits[:, -1, :].float()  # (live, vocab)
+        logits = logits.masked_fill(~rule.allowed(states, logits.shape[-1]), float("-inf"))
+        chosen = _pick_tokens(logits, config, generator)  # (live,)
+        states = rule.step(states, chosen)
         finished = torch.zeros_like(chosen, dtype=torch.bool)
         for index, (row, token) in enumerate(zip(live.tolist(), chosen.tolist(), strict=True)):
             if token in eos_ids:
@@ -296,7 +300,7 @@ def _decode_rows(
         if finished.any():
             keep = (~finished).nonzero().squeeze(-1)
             cache.batch_select_indices(keep)
-            live, chosen = live[keep.cpu()], chosen[keep]
+            live, chosen, states = live[keep.cpu()], chosen[keep], states[keep]
             mask, position = mask[keep], position[keep]
         current = chosen.unsqueeze(-1)
         mask = torch.cat([mask, torch.ones_like(current)], dim=-1)
@@ -329,6 +333,13 @@ def _generate_beams(
         early_stopping=True,
         pad_token_id=tokenizer.pad_token_id,
         eos_token_id=tokenizer.eos_token_id,
+        logits_processor=LogitsProcessorList(
+            [
+                RuleLogitsProcessor(
+                    writing_rule(tokenizer, frozenset(eos_token_ids(lm))), prompt_length
+                )
+            ]
+        ),
         stopping_criteria=StoppingCriteriaList(
             [StopWhenAnswered(tokenizer, prompt_length, rows_needed, newline_ids)]
         ),

@@ -23,6 +23,7 @@ class PipelineSettings:
     dtype: str = "auto"
     fluency_threshold: float | None = 10.0  # None turns the filter off
     fluency_batch_size: int = 64
+    sanity: bool = True  # drop broken candidates (generation.sanity); False keeps them
     polyjuice: PolyjuiceSettings = field(default_factory=PolyjuiceSettings)
 
 
@@ -106,6 +107,7 @@ def run_polyjuice(
         fluency_lm=fluency_lm if settings.fluency_threshold is not None else None,
         threshold=settings.fluency_threshold or 0.0,
         batch_size=settings.fluency_batch_size,
+        sanity=settings.sanity,
     )
     run = polyjuice_generate(
         targets,
@@ -188,6 +190,7 @@ def run_generator(
         fluency_lm=fluency_lm if settings.fluency_threshold is not None else None,
         threshold=settings.fluency_threshold or 0.0,
         batch_size=settings.fluency_batch_size,
+        sanity=settings.sanity,
         workers=None,  # a pool: generation runs in a worker process or the CLI
     )
     seconds["annotate"] = time.perf_counter() - mark

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from generation.blanks import blanked_text, count_blanks, random_blank_sets, targeted_blank_sets
+from generation.constraints import special_token_texts
 from generation.decoding import DecodingConfig
 from generation.engines import ENGINE_NAMES, Engine, ServerConfig, make_engine
 from generation.parsing import ParseCache
@@ -169,6 +170,7 @@ def polyjuice_generate(
     run = PolyjuiceRun(candidates=[], prompts=len(prompts))
     parsed: list[list[CandidateRecord]] = [[] for _ in requests]
     done = [False] * len(requests)
+    specials = special_token_texts(engine.tokenizer)
     provenance = {"strategy": strategy.name, "engine": engine.name, "model": engine.model_name}
 
     def finished(index: int, outputs: list[str]) -> None:
@@ -178,7 +180,7 @@ def polyjuice_generate(
         target, request = requests[index]
         for continuation in outputs:
             run.continuations += 1
-            text = strategy.parse(request, continuation)
+            text = strategy.parse(request, continuation, specials)
             if text is None:
                 run.malformed += 1
                 continue

@@ -1,9 +1,11 @@
-"""What every generator's output goes through: dedupe, edits, control code, relationship, fluency.
+"""What every generator's output goes through: dedupe, edits, control code, relationship,
+sanity, fluency.
 
 Polyjuice §3.2 and §4.1: drop copies of x and duplicates, compute the edit between
 x and x̂ widened to parse subtrees, detect the primary control code, build r(x̂),
-and drop x̂ whose log-probability falls more than the threshold below x on the
-whole sentence or on the changed phrase. The parse, edit, code and relationship of
+drop x̂ that is broken as a sentence (generation.sanity), and drop x̂ whose
+log-probability falls more than the threshold below x on the whole sentence or on
+the changed phrase. The parse, edit, code and relationship of
 a candidate can run in worker processes while decoding goes on (`Annotator`; see
 annotation.md).
 """
@@ -19,6 +21,7 @@ from generation.fluency import FluencyItem, FluencyScore, fluency_scores
 from generation.parsing import ParseCache
 from generation.records import CandidateRecord, OriginalRecord
 from generation.relationship import Relationship
+from generation.sanity import outside_blanks
 
 DEFAULT_FLUENCY_THRESHOLD = 10.0
 
@@ -30,7 +33,8 @@ class AnnotatedCandidate:
     edit: dict  # generation.edits.Edit.to_dict()
     relationship: Relationship
     fluency: FluencyScore | None  # None when fluency was not scored
-    dropped_by: str | None = None  # "fluency_full" | "fluency_changed" | None when kept
+    # "fluency_full" | "fluency_changed" | a generation.sanity reason | None when kept
+    dropped_by: str | None = None
 
     @property
     def kept(self) -> bool:
@@ -44,6 +48,13 @@ class PostprocessStats:
     copies: int = 0
     fluency_dropped: int = 0
     kept: int = 0
+    # Candidates dropped after dedupe, by `dropped_by` (sanity reasons and fluency ones):
+    # received == duplicates + copies + sum(dropped.values()) + kept.
+    dropped: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def sanity_dropped(self) -> int:
+        return sum(n for reason, n in self.dropped.items() if not reason.startswith("fluency"))
 
 
 @dataclass
@@ -91,8 +102,10 @@ class Annotator:
     (original, text) and returns at once when there are workers; `finish` waits for it,
     dedupes, scores fluency on this process (where `fluency_lm` lives) and returns what
     `annotate` returns. `workers`: processes in the pool (None: `default_workers()`;
-    0: all in this process). A run with fewer than `POOL_MIN_PAIRS` distinct pairs
-    never starts the pool. One thread calls `add` and `finish`.
+    0: all in this process). `sanity`: drop candidates that fail a sanity filter
+    (generation.sanity); their fluency is not scored. A run with fewer than
+    `POOL_MIN_PAIRS` distinct pairs never starts the pool. One thread calls `add` and
+    `finish`.
     """
 
     POOL_MIN_PAIRS = 64
@@ -108,8 +121,10 @@ class Annotator:
         batch_size: int = 64,
         workers: int | None = None,
         progress: Callable[[str], None] | None = None,
+        sanity: bool = True,
     ) -> None:
         self.originals = originals
+        self.sanity = sanity
         self.parses = parses
         self.fluency_lm = fluency_lm
         self.threshold = threshold
@@ -173,25 +188,40 @@ class Annotator:
         if self.progress:
             self.progress("parsed")
 
-        # 4. Fluency of x̂ against x, on the sentence and on each changed phrase.
+        # 4. Sanity: a candidate broken as a sentence is dropped without a fluency score.
+        reasons = [
+            (outside_blanks(record) or annotation.sanity) if self.sanity else None
+            for record, annotation in annotated
+        ]
+
+        # 5. Fluency of x̂ against x, on the sentence and on each changed phrase.
         scores: list[FluencyScore | None] = [None] * len(annotated)
+        to_score = [i for i, reason in enumerate(reasons) if reason is None]
         if self.fluency_lm is not None and annotated:
             items = [
                 FluencyItem(
-                    original=self.originals[record.original_key].text,
-                    candidate=record.text,
-                    phrases=annotation.phrases,
+                    original=self.originals[annotated[i][0].original_key].text,
+                    candidate=annotated[i][0].text,
+                    phrases=annotated[i][1].phrases,
                 )
-                for record, annotation in annotated
+                for i in to_score
             ]
-            scores = fluency_scores(self.fluency_lm, items, batch_size=self.batch_size)
+            scored = (
+                fluency_scores(self.fluency_lm, items, batch_size=self.batch_size) if items else []
+            )
+            for i, score in zip(to_score, scored, strict=True):
+                scores[i] = score
             if self.progress:
                 self.progress("scored")
 
-        for (record, annotation), score in zip(annotated, scores, strict=True):
-            dropped_by = _drop_reason(score, self.threshold) if score is not None else None
+        for (record, annotation), reason, score in zip(annotated, reasons, scores, strict=True):
+            dropped_by = reason
+            if dropped_by is None and score is not None:
+                dropped_by = _drop_reason(score, self.threshold)
+                if dropped_by:
+                    stats.fluency_dropped += 1
             if dropped_by:
-                stats.fluency_dropped += 1
+                stats.dropped[dropped_by] = stats.dropped.get(dropped_by, 0) + 1
             else:
                 stats.kept += 1
             result.candidates.append(
@@ -282,8 +312,10 @@ def annotate(
     batch_size: int = 64,
     progress: Callable[[str], None] | None = None,
     workers: int | None = 0,
+    sanity: bool = True,
 ) -> PostprocessResult:
-    """Dedupe and annotate candidates; with `fluency_lm`, mark the disfluent ones dropped.
+    """Dedupe and annotate candidates; mark the ones that fail a sanity filter dropped
+    (unless `sanity=False`), and with `fluency_lm` the disfluent ones.
 
     In this process unless `workers` asks for a pool (None: `default_workers()`): a web
     request importing candidates must not start processes; generation runs do.
@@ -296,6 +328,7 @@ def annotate(
         batch_size=batch_size,
         workers=workers,
         progress=progress,
+        sanity=sanity,
     )
     annotator.add(records)
     return annotator.finish()

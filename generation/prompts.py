@@ -2,18 +2,24 @@
 
 A prompt is `x <|perturb|> [code] blanked [SEP]`; the model answers
 `a1 [ANSWER] a2 [ANSWER]`, one answer per [BLANK], `[EMPTY]` for a deletion.
-Parsing is strict: a wrong number of answers, an answer holding a special token, or
-a result still holding one, drops the candidate instead of guessing.
+Parsing is strict: a wrong number of answers, an answer holding a special token or
+any bracket or pipe (what decoding's writing rule bans, `generation.constraints`), or
+a result still holding a special token, drops the candidate instead of guessing. An
+original's own bracketed aside ("[1]") may stay in an infill; the model may not write one.
 """
 
 import re
+from collections.abc import Collection
 
 from generation.tokens import ANSWER, BLANK, CODE_TOKENS, EMPTY, PERTURB, SEP, code_token
 
 LEAK_PATTERN = re.compile(
     "|".join(re.escape(token) for token in (PERTURB, BLANK, SEP, ANSWER, EMPTY, *CODE_TOKENS))
-    + r"|<\|[a-z_]+\|>"
+    + r"|<\|[^|<>\s]*\|>"
 )
+# What the model itself may never write outside [ANSWER] / [EMPTY]: any bracket
+# (`[EQ]`, a half-written `[ANS`), any pipe (`<|im_start|>`).
+WRITTEN_LEAK_PATTERN = re.compile(r"[\[\]|]")
 
 
 def build_prompt(original: str, code: str, blanked: str) -> str:
@@ -41,7 +47,7 @@ def parse_answers(continuation: str, blank_count: int) -> list[str] | None:
         if answer == EMPTY:
             parsed.append("")
             continue
-        if not answer or LEAK_PATTERN.search(answer) or "\n" in answer:
+        if not answer or has_written_leak(answer) or "\n" in answer:
             return None
         parsed.append(answer)
     return parsed
@@ -69,17 +75,25 @@ def fill_blanks(blanked: str, answers: list[str]) -> str | None:
     return text or None
 
 
-def has_leak(text: str) -> bool:
-    """True when a special token survived into a candidate."""
-    return bool(LEAK_PATTERN.search(text))
+def has_leak(text: str, specials: Collection[str] = ()) -> bool:
+    """True when a format or special token (one of the tokenizer's `specials`) survived
+    into a candidate."""
+    return bool(LEAK_PATTERN.search(text)) or any(special in text for special in specials)
 
 
-def candidate_from_answers(blanked: str, continuation: str) -> str | None:
+def has_written_leak(text: str, specials: Collection[str] = ()) -> bool:
+    """True when text the model wrote holds a marker, bracket, pipe or special token."""
+    return bool(WRITTEN_LEAK_PATTERN.search(text)) or has_leak(text, specials)
+
+
+def candidate_from_answers(
+    blanked: str, continuation: str, specials: Collection[str] = ()
+) -> str | None:
     """The filled-in candidate for one continuation, or None when it is malformed."""
     answers = parse_answers(continuation, blanked.count(BLANK))
     if answers is None:
         return None
     text = fill_blanks(blanked, answers)
-    if text is None or has_leak(text):
+    if text is None or has_leak(text, specials):
         return None
     return text

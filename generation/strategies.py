@@ -7,11 +7,17 @@ Polyjuice-format infilling for span blanks, and `Sentence:` / `[code]` rewrites
 for whole-sentence blanks (SPEC.md: SmolLM2 rewrites sensibly that way on CPU).
 """
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
 from generation.decoding import PromptParts
-from generation.prompts import build_answer, build_prompt, candidate_from_answers, has_leak
+from generation.prompts import (
+    build_answer,
+    build_prompt,
+    candidate_from_answers,
+    has_written_leak,
+)
 from generation.tokens import BLANK, PERTURB, code_token
 
 
@@ -113,8 +119,12 @@ class NativeStrategy:
         """[ANSWER] markers that complete a continuation (decoding stops a row there)."""
         return request.blanked.count(BLANK)
 
-    def parse(self, request: PromptRequest, continuation: str) -> str | None:
-        return candidate_from_answers(request.blanked, continuation)
+    def parse(
+        self, request: PromptRequest, continuation: str, specials: Collection[str] = ()
+    ) -> str | None:
+        """The candidate, or None when malformed; `specials` are the tokenizer's special
+        token texts, which no candidate may hold."""
+        return candidate_from_answers(request.blanked, continuation, specials)
 
 
 class FewShotStrategy:
@@ -142,12 +152,14 @@ class FewShotStrategy:
         # A rewrite ends at the newline; an infill after its answers (or the newline).
         return 0 if request.is_sentence else request.blanked.count(BLANK)
 
-    def parse(self, request: PromptRequest, continuation: str) -> str | None:
+    def parse(
+        self, request: PromptRequest, continuation: str, specials: Collection[str] = ()
+    ) -> str | None:
         first_line = continuation.split("\n", 1)[0]
         if request.is_sentence:
-            text = first_line.strip()
-            return text if text and not has_leak(text) else None
-        return candidate_from_answers(request.blanked, first_line)
+            text = first_line.strip()  # the model wrote all of it
+            return text if text and not has_written_leak(text, specials) else None
+        return candidate_from_answers(request.blanked, first_line, specials)
 
 
 TRAINING_REPORT = "cfannotate_training.json"

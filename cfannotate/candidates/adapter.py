@@ -32,6 +32,19 @@ if TYPE_CHECKING:  # the real import loads torch; checking settings must not
     from generation.postprocess import AnnotatedCandidate
 
 DEFAULT_GENERATORS = ({"name": "polyjuice"},)
+# Why post-processing dropped a candidate (its metadata["dropped_by"]), for the review
+# page: the fluency filter's reasons and generation.sanity's REASONS.
+DROP_REASON_LABELS = {
+    "fluency_full": "much less fluent than the original",
+    "fluency_changed": "the changed words read much less fluently",
+    "outside_blanks": "changed text outside the blanks",
+    "near_copy": "same as the original but for case or punctuation",
+    "truncated": "cut off mid-sentence",
+    "run_on": "runs on past the sentence",
+    "repeated_ngram": "repeats itself",
+    "non_word": "contains a non-word",
+    "fragment": "not a sentence (no verb)",
+}
 # Keys of an entry that are not options of the generator itself.
 ENTRY_KEYS = ("name", "fluency_model")
 # Options whose values are label values of the campaign (dict options: keys and values),

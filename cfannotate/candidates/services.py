@@ -254,6 +254,7 @@ def candidates_import(
         parses=ParseCache(),
         fluency_lm=fluency_lm if score_fluency else None,
         threshold=campaign.fluency_threshold,
+        sanity=False,  # a researcher's own candidates are theirs, broken or not
     )
     with transaction.atomic():
         imported = candidates_store(

@@ -9,6 +9,13 @@ ids of the request, and each request has its own token budget. A request that mu
 stop after its N-th [ANSWER] marker runs to its budget and is cut there afterwards,
 which gives the text an early stop would have given.
 
+What the model may write (`generation.constraints`) is a per-row automaton; continuous
+batching takes only processors built from its generation config, so it gets the
+static part (`suppress_tokens`: every id banned in every state). A continuation that
+still breaks the rule (a marker spelt over several tokens, like `[`, `E`, `Q`, `]`) is
+decoded again, whole prompt, by our loop, which enforces all of it: greedy text is
+then the loop's, as the engine contract wants, and no engine hands such text on.
+
 Beam search is not continuous batching's to do: `num_beams > 1` goes through our loop.
 """
 
@@ -18,6 +25,7 @@ import torch
 from transformers import GenerationConfig
 from transformers.generation.configuration_utils import ContinuousBatchingConfig
 
+from generation.constraints import breaks_format, writing_rule
 from generation.decoding import (
     DecodingConfig,
     PromptParts,
@@ -77,10 +85,11 @@ class ContinuousEngine:
         inputs = tokenizer(texts, add_special_tokens=False)["input_ids"]
         eos = eos_token_ids(self.lm)
         stops = sorted(eos | (newline_token_ids(tokenizer) if stop_at_newline else set()))
+        rule = writing_rule(tokenizer, frozenset(eos))
         # Sampling draws `per_prompt` children of one request (one prefill); greedy
         # decoding would draw the same text each time, so it decodes once and repeats.
         copies = config.per_prompt if config.do_sample else 1
-        generation_config = _generation_config(self.lm, config, copies, stops)
+        generation_config = _generation_config(self.lm, config, copies, stops, rule.always_banned())
         batching = _batching_config(self.lm, config, inputs, max_new_tokens, copies)
         from transformers.generation.continuous_batching.utils import WorkloadHints
 
@@ -92,6 +101,7 @@ class ContinuousEngine:
         pending: dict[str, tuple[int, int]] = {}  # request id -> (prompt, sample)
         samples: list[list[list[int] | None]] = [[None] * copies for _ in prompts]
         results: list[list[str] | None] = [None] * len(prompts)
+        redo: list[int] = []  # prompts with a continuation that broke the writing rule
         with self.lm.model.continuous_batching_context_manager(
             generation_config=generation_config,
             continuous_batching_config=batching,
@@ -139,9 +149,25 @@ class ContinuousEngine:
                         )
                         for tokens in samples[index]
                     ]
+                    if any(breaks_format(text) for text in decoded):
+                        redo.append(index)
+                        continue
                     results[index] = [decoded[n % copies] for n in range(config.per_prompt)]
                     if on_result:
                         on_result(index, results[index])
+        if redo:
+            logger.info("%d prompts broke the writing rule; our loop decodes them again", len(redo))
+            again = generate_continuations(
+                self.lm,
+                [prompts[index] for index in redo],
+                [max_new_tokens[index] for index in redo],
+                config,
+                answers_needed=[answers_needed[index] for index in redo],
+                stop_at_newline=stop_at_newline,
+                on_result=lambda i, texts: on_result(redo[i], texts) if on_result else None,
+            )
+            for index, texts in zip(redo, again, strict=True):
+                results[index] = texts
         return [texts or [] for texts in results]
 
 
@@ -167,7 +193,9 @@ def _batching_config(lm, config: DecodingConfig, inputs, budgets, copies: int):
     )
 
 
-def _generation_config(lm, config: DecodingConfig, copies: int, stops: list[int]):
+def _generation_config(
+    lm, config: DecodingConfig, copies: int, stops: list[int], banned: list[int]
+):
     base = lm.model.generation_config or GenerationConfig()
     values = {
         "do_sample": config.do_sample,
@@ -181,6 +209,8 @@ def _generation_config(lm, config: DecodingConfig, copies: int, stops: list[int]
         "top_k": config.top_k if config.do_sample else None,
         "top_p": config.top_p if config.do_sample else None,
         "temperature": config.temperature if config.do_sample else None,
+        # The static part of the writing rule; the rest is checked on each result.
+        "suppress_tokens": banned or None,
     }
     return GenerationConfig.from_dict({**base.to_dict(), **values})
 

@@ -22,6 +22,9 @@ Where servers differ, and how this engine copes:
 - `top_k` is not part of the OpenAI API, and several servers refuse unknown fields, so
   the server's own default applies; temperature, top_p and the seed are sent.
 - beam search has no OpenAI-compatible form: asking for it is an error.
+- what the model may write (`generation.constraints`) is not enforced: `logit_bias` is
+  keyed by the server's token ids and capped in size, so it is not sent; the parser
+  drops any continuation holding a marker, bracket or special token.
 
 Failures: connection errors, timeouts, HTTP 408, 429 and 5xx, and replies that are not the
 expected JSON are retried with exponential backoff; any other 4xx fails at once. What

@@ -314,3 +314,31 @@ def test_the_campaign_page_links_to_review_and_gold(logged_in, campaign):
     html = logged_in.get(reverse("campaign-detail", args=[campaign.id])).content.decode()
     assert reverse("candidate-review", args=[campaign.id]) in html
     assert reverse("gold-page", args=[campaign.id]) in html
+
+
+def test_a_row_says_why_it_was_dropped_and_what_code_was_asked_for(logged_in, researcher):
+    from cfannotate.candidates.adapter import DROP_REASON_LABELS
+    from generation.sanity import REASONS
+
+    campaign = make_campaign(owner=researcher)
+    original = make_original(campaign, text="It is great for kids.", label="positive")
+    make_candidate(
+        original,
+        text="It is great <i>for</i>",
+        control_code="lexical",
+        status=CandidateStatus.FILTERED,
+        metadata={"edit_type": "negation<script>", "dropped_by": "truncated"},
+    )
+    make_candidate(
+        original,
+        text="It is not great for kids.",
+        control_code="negation",
+        metadata={"edit_type": "negation", "dropped_by": None},
+    )
+
+    page = logged_in.get(reverse("candidate-review", args=[campaign.id])).content.decode()
+
+    assert set(REASONS) <= set(DROP_REASON_LABELS)
+    assert page.count("cut off mid-sentence") == 1
+    assert "asked: negation&lt;script&gt;" in page and "<script>" not in page
+    assert page.count("asked:") == 1  # asked for what it does: no note

@@ -301,6 +301,23 @@ def test_import_annotates_rows_like_generated_ones(
     assert task.args_kwargs["args"] == [import_campaign.id]
 
 
+def test_imported_candidates_are_never_dropped_by_the_sanity_filters(import_campaign):
+    broken = (
+        "original_id,text\n"
+        "s01,It is great for\n"  # cut off
+        "s02,The plot is dull dull dull and slow.\n"  # repeats itself
+        "s02,Plot dull and slow.\n"  # no verb
+    )
+
+    summary = candidates_import(
+        campaign=import_campaign, file_name="broken.csv", content=broken.encode()
+    )
+
+    assert (summary.imported, summary.kept) == (3, 3)
+    for row in Candidate.objects.all():
+        assert row.status == "generated" and row.metadata["dropped_by"] is None
+
+
 def test_imported_candidates_become_labeling_units(import_campaign):
     from cfannotate.labeling.tasks import select_units
     from cfannotate.labeling.units import units_create_from_selection

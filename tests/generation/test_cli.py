@@ -18,6 +18,7 @@ import pytest
 from generation import cli
 from generation.models import DOWNLOADS_ENV
 from generation.polyjuice import DEFAULT_CODES
+from generation.sanity import REASONS
 from tests.generation.scripted_models import scripted_lm_directory
 
 REPO = Path(__file__).parents[2]
@@ -148,10 +149,10 @@ def test_perturb_prints_one_json_object_per_line(subprocess_runs):
         assert "[BLANK]" not in line["text"]
         assert line["text"] != line["original"]
         assert isinstance(line["edit"], dict)
-        # --no-filter: nothing scored, nothing dropped.
+        # --no-filter: nothing scored, nothing dropped but by the sanity filters.
         assert line["fluency"] is None
-        assert line["kept"] is True
-        assert line["dropped_by"] is None
+        assert line["kept"] is (line["dropped_by"] is None)
+        assert line["dropped_by"] in (None, *REASONS)
     assert {line["original"] for line in lines} == {KIDS, MOVIE}
     # The scripted model answers `not`, so the whole-sentence rewrite of each text is "not".
     assert {line["text"] for line in lines if line["blanked"] == "[BLANK]"} == {"not"}
@@ -236,7 +237,8 @@ def test_perturb_summarises_on_stderr_unless_quiet(run_main, model_dir):
     assert loud.returncode == quiet.returncode == 0
     assert loud.stdout == quiet.stdout
     assert "2 original(s):" in loud.stderr
-    assert f"{len(loud.json_lines())} kept." in loud.stderr
+    kept = sum(line["kept"] for line in loud.json_lines())
+    assert f"{kept} kept." in loud.stderr
     assert "original(s)" not in quiet.stderr
 
 

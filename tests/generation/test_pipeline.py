@@ -8,6 +8,7 @@ from generation.parsing import ParseCache
 from generation.pipeline import PipelineSettings, perturb_texts, run_polyjuice
 from generation.polyjuice import PerturbTarget, PolyjuiceSettings
 from generation.records import OriginalRecord
+from generation.sanity import REASONS
 from tests.generation.scripted_models import scripted_lm_directory
 from tests.generation.tiny_models import tiny_lm_directory
 
@@ -53,11 +54,15 @@ def test_run_polyjuice_generates_annotates_and_filters(scripted_lm, fluency_lm):
     assert result.prompts > 0
     stats = result.stats
     assert stats.received + result.malformed == result.prompts * 2
-    assert stats.received == stats.duplicates + stats.copies + stats.fluency_dropped + stats.kept
-    assert len(result.candidates) == stats.fluency_dropped + stats.kept > 0
+    dropped = sum(stats.dropped.values())
+    assert stats.received == stats.duplicates + stats.copies + dropped + stats.kept
+    assert len(result.candidates) == dropped + stats.kept > 0
     assert {c.record.original_key for c in result.candidates} == {"kids", "movie"}
     for candidate in result.candidates:
         assert candidate.record.generator == "polyjuice"
+        if candidate.dropped_by in REASONS:  # broken ("not"): dropped before fluency
+            assert candidate.fluency is None
+            continue
         assert isinstance(candidate.fluency, FluencyScore)
         assert candidate.kept is candidate.fluency.passes(10.0)
     assert set(result.seconds) == SECONDS_KEYS
@@ -84,7 +89,7 @@ def test_kept_is_the_kept_subset_of_the_candidates(scripted_lm, fluency_lm, monk
     assert 0 < len(kept) < len(result.candidates)
     assert all(any(k is c for c in result.candidates) for k in kept)
     assert len(kept) == result.stats.kept
-    assert {c.dropped_by for c in result.candidates} == {None, "fluency_full"}
+    assert {c.dropped_by for c in result.candidates} - set(REASONS) == {None, "fluency_full"}
 
 
 def test_no_threshold_skips_fluency_scoring(scripted_lm, fluency_lm, monkeypatch):
@@ -98,9 +103,9 @@ def test_no_threshold_skips_fluency_scoring(scripted_lm, fluency_lm, monkeypatch
     )
 
     assert result.candidates
-    assert all(c.fluency is None and c.kept for c in result.candidates)
+    assert all(c.fluency is None for c in result.candidates)
+    assert all(c.kept or c.dropped_by in REASONS for c in result.candidates)
     assert result.stats.fluency_dropped == 0
-    assert result.kept == result.candidates
 
 
 def test_no_threshold_needs_no_fluency_model(scripted_lm):

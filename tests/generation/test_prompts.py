@@ -69,3 +69,26 @@ def test_fill_blanks_checks_the_count_and_spacing():
 def test_has_leak():
     assert has_leak("a [BLANK] b") and has_leak("x <|endoftext|>") and has_leak("[lexical] y")
     assert not has_leak("A [bracketed] aside [1].")
+
+
+@pytest.mark.parametrize(
+    "written", ["the [EQ] one", "so [OCT]", "<|im_start|>user", "[ANS", "a ] b"]
+)
+def test_every_strategy_drops_a_marker_the_model_wrote(written):
+    from generation.strategies import FewShotStrategy, NativeStrategy, PromptRequest
+
+    infill = PromptRequest("It is great.", "negation", "It is [BLANK] great.")
+    rewrite = PromptRequest("It is great.", "negation", "[BLANK]")
+    assert NativeStrategy().parse(infill, f"{written} [ANSWER]") is None
+    assert FewShotStrategy().parse(infill, f"{written} [ANSWER]\n") is None
+    assert FewShotStrategy().parse(rewrite, f"It is {written} great.\n") is None
+    assert NativeStrategy().parse(infill, "not [ANSWER]") == "It is not great."
+
+
+def test_special_token_texts_of_the_tokenizer_are_leaks():
+    from generation.strategies import FewShotStrategy, PromptRequest
+
+    rewrite = PromptRequest("It is great.", "negation", "[BLANK]")
+    assert FewShotStrategy().parse(rewrite, "It is <s> great.\n") == "It is <s> great."
+    assert FewShotStrategy().parse(rewrite, "It is <s> great.\n", {"<s>", "</s>"}) is None
+    assert candidate_from_answers("It is [BLANK].", "fine <pad> [ANSWER]", {"<pad>"}) is None

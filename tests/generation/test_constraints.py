@@ -1,0 +1,141 @@
+"""What the model may write (generation.constraints): the rule, the loop and the engines obey it."""
+
+import pytest
+import torch
+
+from generation.constraints import (
+    MARKER_STATES,
+    advance,
+    breaks_format,
+    special_token_texts,
+    writing_rule,
+)
+from generation.decoding import DecodingConfig, eos_token_ids, generate_continuations
+from generation.engines import make_engine
+from generation.models import load_causal_lm
+from generation.strategies import FewShotStrategy, NativeStrategy, PromptRequest
+from tests.generation.tiny_models import default_model_cache, tiny_lm_directory
+
+GREEDY = DecodingConfig(do_sample=False, per_prompt=1, batch_size=8, seed=None)
+
+
+@pytest.fixture(scope="module", params=["gpt2", "llama"])
+def tiny_lm(request, tmp_path_factory):
+    return load_causal_lm(tiny_lm_directory(tmp_path_factory, request.param), device="cpu")
+
+
+def _ids(tokenizer, text: str) -> list[int]:
+    return tokenizer(text, add_special_tokens=False)["input_ids"]
+
+
+def test_advance_follows_the_allowed_markers_only():
+    assert advance("", " not [ANSWER] [EMPTY] [ANSWER]\n") == ""
+    assert advance("", "so [ANS") == "[ANS"
+    assert advance("[ANS", "WER] then") == ""
+    for bad in ("[EQ]", "[OCT]", "[BLANK]", "[SEP]", "[negation]", "a ] b", "<|im_start|>", "[["):
+        assert advance("", bad) is None, bad
+    assert breaks_format("very [E Q]") and not breaks_format("very [EMP")
+
+
+def test_the_rule_bans_special_tokens_and_allows_the_format(tiny_lm):
+    tokenizer = tiny_lm.tokenizer
+    ends = frozenset(eos_token_ids(tiny_lm))
+    rule = writing_rule(tokenizer, ends)
+    assert writing_rule(tokenizer, ends) is rule  # computed once per tokenizer
+    outside = rule.allowed(torch.zeros(1, dtype=torch.long), rule.vocab_size)[0]
+    for end in ends:
+        assert all(rule.allowed(torch.tensor([state]), rule.vocab_size)[0, end] for state in (0, 3))
+    for allowed in ("[ANSWER]", "[EMPTY]", "\n", " not"):
+        assert all(outside[token] for token in _ids(tokenizer, allowed)[:1]), allowed
+    banned = [tokenizer.convert_tokens_to_ids(t) for t in ("[SEP]", "[BLANK]", "[negation]")]
+    banned += [tokenizer.convert_tokens_to_ids("<|perturb|>")]
+    banned += [
+        i for i in (tokenizer.pad_token_id, tokenizer.bos_token_id) if i not in ends | {None}
+    ]
+    assert banned and not any(outside[token] for token in banned)
+    assert set(banned) <= set(rule.always_banned())
+    # Inside "[", only a continuation of ANSWER] or EMPTY] may follow.
+    inside = rule.allowed(torch.tensor([MARKER_STATES.index("[")]), rule.vocab_size)[0]
+    for token in inside.nonzero().squeeze(-1).tolist():
+        assert tokenizer.decode([token])[:1] in {"A", "E", ""} or token in ends, token
+    # Ids past the tokenizer (a padded embedding) are never written.
+    assert not rule.allowed(torch.zeros(1, dtype=torch.long), rule.vocab_size + 4)[0, -4:].any()
+
+
+def _forced_to_break_the_format(lm):
+    """Hook the head so that banned tokens (special ones, `[`, `E`, `Q`, `]`, `|`) lead by far."""
+    tokenizer = lm.tokenizer
+    favoured = set(_ids(tokenizer, "[EQ] | [OCT]"))
+    favoured |= {tokenizer.convert_tokens_to_ids(t) for t in ("[SEP]", "[BLANK]", "<|perturb|>")}
+    favoured |= {i for i in (tokenizer.pad_token_id, tokenizer.bos_token_id) if i is not None}
+    bias = torch.zeros(lm.model.config.vocab_size)
+    bias[sorted(favoured)] = 100.0
+    bias[sorted(eos_token_ids(lm))] = -100.0  # and the row may not escape by ending
+    return lm.model.get_output_embeddings().register_forward_hook(lambda m, i, out: out + bias)
+
+
+PROMPTS = ["The movie was", "Two dogs <|perturb|> [negation] Two [BLANK] dogs [SEP]"]
+
+
+@pytest.mark.parametrize("config", [GREEDY, DecodingConfig(per_prompt=4, seed=2)])
+def test_the_loop_never_writes_a_banned_token_even_when_the_model_prefers_one(tiny_lm, config):
+    hook = _forced_to_break_the_format(tiny_lm)
+    try:
+        outputs = generate_continuations(tiny_lm, PROMPTS, [12, 12], config)
+    finally:
+        hook.remove()
+    specials = special_token_texts(tiny_lm.tokenizer) - {"[ANSWER]", "[EMPTY]"}
+    for text in (text for texts in outputs for text in texts):
+        assert text and not breaks_format(text), text
+        assert not any(special in text for special in specials), text
+
+
+def test_greedy_text_is_the_loops_in_continuous_batching_even_when_the_format_breaks(tiny_lm):
+    hook = _forced_to_break_the_format(tiny_lm)
+    try:
+        outputs = {
+            name: make_engine(name, lm=tiny_lm).generate(PROMPTS, [12, 12], GREEDY)
+            for name in ("loop", "continuous")
+        }
+    finally:
+        hook.remove()
+    assert outputs["loop"] == outputs["continuous"]
+    assert all(not breaks_format(texts[0]) for texts in outputs["continuous"])
+
+
+@pytest.mark.slow
+def test_sampled_candidates_of_the_packaged_model_hold_no_banned_marker(tmp_path_factory):
+    from generation.models import default_model_directory
+
+    lm = load_causal_lm(
+        default_model_directory(default_model_cache(tmp_path_factory)), device="cpu"
+    )
+    requests = [
+        PromptRequest(original, code, blanked)
+        for original, blanked in [
+            (
+                "The food was cold and the staff were rude.",
+                "The food was [BLANK] and the staff were rude.",
+            ),
+            ("A man is playing a guitar on stage.", "[BLANK]"),
+            ("Two dogs run through a field.", "Two [BLANK] run through a [BLANK]."),
+        ]
+        for code in ("negation",)
+    ]
+    config = DecodingConfig(per_prompt=4, seed=7, temperature=1.3, top_p=1.0)
+    specials = special_token_texts(lm.tokenizer)
+    for strategy in (FewShotStrategy(), NativeStrategy()):
+        outputs = generate_continuations(
+            lm,
+            [strategy.split(request) for request in requests],
+            [24] * len(requests),
+            config,
+            answers_needed=[strategy.answers_needed(request) for request in requests],
+            stop_at_newline=strategy.stops_at_newline,
+        )
+        for request, texts in zip(requests, outputs, strict=True):
+            for text in texts:
+                assert not breaks_format(text), text
+                candidate = strategy.parse(request, text, specials)
+                if candidate is not None:
+                    assert not breaks_format(candidate) and "[" not in candidate, candidate

@@ -9,6 +9,11 @@ import json
 
 from django import forms
 
+from cfannotate.campaigns.generator_options import (
+    ENGINE_GENERATOR,
+    ENGINE_OPTIONS,
+    SERVER_OPTIONS,
+)
 from cfannotate.campaigns.models import SETTING_STAGES, Campaign, TaskType
 from cfannotate.campaigns.task_templates import template_for
 from cfannotate.core.exceptions import CfannotateError
@@ -119,21 +124,6 @@ class CampaignCreateForm(forms.Form):
         if data["instructions"].strip():
             arguments["instructions"] = data["instructions"]
         return arguments
-
-
-# Polyjuice's engine options: edited in their own section, not in its JSON options.
-ENGINE_GENERATOR = "polyjuice"
-ENGINE_OPTIONS = (
-    "engine",
-    "server_url",
-    "server_model",
-    "server_api",
-    "server_api_key_env",
-    "server_concurrency",
-    "server_timeout",
-    "server_retries",
-)
-SERVER_OPTIONS = ENGINE_OPTIONS[1:]
 
 
 class CampaignSettingsForm(forms.ModelForm):

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from django.conf import settings as django_settings
 
+from cfannotate.campaigns.generator_options import ENGINE_OPTIONS, SERVER_OPTIONS
 from cfannotate.campaigns.models import Campaign, CampaignLabel, Original
 from cfannotate.candidates.models import Candidate, CandidateSource, CandidateStatus
 from cfannotate.core.exceptions import InvalidInput
@@ -53,18 +54,7 @@ ENTRY_KEYS = ("name", "fluency_model")
 LABEL_OPTIONS = ("source_labels", "target_label", "label_map", "label_choices")
 TARGETING_KEYS = ("slices", "code")
 IMPORTED_GENERATOR = "imported"
-# Where a generator's model runs (Polyjuice's options; generation.engines), and how the
-# settings page describes each engine.
-SERVER_OPTIONS = (
-    "server_url",
-    "server_model",
-    "server_api",
-    "server_api_key_env",
-    "server_concurrency",
-    "server_timeout",
-    "server_retries",
-)
-ENGINE_OPTIONS = ("engine", *SERVER_OPTIONS)
+# How the settings page describes each engine (where Polyjuice's model runs).
 ENGINE_DESCRIPTIONS = {
     "auto": "auto: chosen by each worker's device (continuous batching on a GPU, loop on CPU)",
     "loop": "loop: our batched decoding loop, in the worker (best on CPU)",

@@ -44,6 +44,10 @@ POLL_SECONDS = 1.0
 # step takes at most this many tokens (prefill chunks included).
 CPU_PAGE_SIZE = 64
 CPU_MAX_BATCH_TOKENS = 1024
+# Without a paged-attention kernel (`paged|sdpa`), each query attends over the cache of
+# every request in the batch, masked, so a step costs (requests) x (their cache): on CPU,
+# 16 requests at a time decoded the benchmark's prompts 2.5x faster than no cap.
+CPU_MAX_REQUESTS_PER_BATCH = 16
 CUDA_PAGE_SIZE = 64
 CUDA_MAX_BATCH_TOKENS = 16384
 
@@ -188,6 +192,7 @@ def _batching_config(lm, config: DecodingConfig, inputs, budgets, copies: int):
         page_size=page,
         num_blocks=blocks * copies + 1,
         max_batch_tokens=CUDA_MAX_BATCH_TOKENS if cuda else CPU_MAX_BATCH_TOKENS,
+        max_requests_per_batch=None if cuda else CPU_MAX_REQUESTS_PER_BATCH,
         use_cuda_graph=False,
         use_async_batching=None if cuda else False,
     )

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_http_methods
 from cfannotate.campaigns import selectors, services
 from cfannotate.campaigns.forms import CampaignCreateForm, CampaignSettingsForm, errors_onto_form
 from cfannotate.campaigns.task_templates import task_template_summaries
-from cfannotate.candidates.selectors import latest_run, run_progress
+from cfannotate.candidates.selectors import generation_overview, latest_run, run_progress
 from cfannotate.core.exceptions import CfannotateError, NotFound
 from cfannotate.core.htmx import HtmxHttpRequest
 from cfannotate.labeling.campaign_views import labeling_context
@@ -39,6 +39,7 @@ def campaign_detail(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
         "page": page,
         "candidates": selectors.recent_candidates(campaign),
         "progress": run_progress(run) if (run := latest_run(campaign)) else None,
+        "generation": generation_overview(campaign),
         **labeling_context(request, campaign),
     }
     template = "campaigns/detail.html"

@@ -46,6 +46,18 @@ DROP_REASON_LABELS = {
     "non_word": "contains a non-word",
     "fragment": "not a sentence (no verb)",
 }
+# The same reasons in a word or two, for the review page's per-original counts.
+DROP_REASON_SHORT = {
+    "fluency_full": "fluency",
+    "fluency_changed": "fluency",
+    "outside_blanks": "outside blanks",
+    "near_copy": "near copy",
+    "truncated": "cut off",
+    "run_on": "run-on",
+    "repeated_ngram": "repeats",
+    "non_word": "non-word",
+    "fragment": "fragment",
+}
 # Keys of an entry that are not options of the generator itself.
 ENTRY_KEYS = ("name", "fluency_model")
 # Options whose values are label values of the campaign (dict options: keys and values),

@@ -1,4 +1,4 @@
-"""API routes of candidate review and gold rounds, under api/campaigns/<id>/."""
+"""API routes of generation status, candidate review and gold rounds, under api/campaigns/<id>/."""
 
 from django.urls import path
 
@@ -6,6 +6,11 @@ from cfannotate.candidates import apis
 from cfannotate.labeling import gold_apis
 
 urlpatterns = [
+    path(
+        "campaigns/<int:campaign_id>/generation-status/",
+        apis.GenerationStatusApi.as_view(),
+        name="api-generation-status",
+    ),
     path(
         "campaigns/<int:campaign_id>/candidates/",
         apis.CandidateListApi.as_view(),

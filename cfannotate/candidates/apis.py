@@ -71,6 +71,12 @@ class GenerationStartApi(APIView):
         chunk_size = serializers.IntegerField(
             min_value=1, max_value=10_000, default=runs.DEFAULT_CHUNK_SIZE
         )
+        original_ids = serializers.ListField(
+            child=serializers.IntegerField(min_value=1),
+            required=False,
+            allow_empty=False,
+            help_text="Generate for these originals only (e.g. a retry of those with none kept).",
+        )
 
     @extend_schema(request=InputSerializer, responses={201: ProgressSerializer})
     def post(self, request: Request, campaign_id: int) -> Response:
@@ -99,6 +105,69 @@ class GenerationCancelApi(_RunActionApi):
 
 class GenerationRetryApi(_RunActionApi):
     run_action = staticmethod(runs.generation_run_retry)
+
+
+@extend_schema_serializer(component_name="GenerationDropCount")
+class DropCountSerializer(serializers.Serializer):
+    reason = serializers.CharField(help_text="The filter that dropped them, e.g. truncated.")
+    label = serializers.CharField(help_text="The reason in words.")
+    count = serializers.IntegerField()
+
+
+@extend_schema_serializer(component_name="GenerationSkip")
+class SkipReasonSerializer(serializers.Serializer):
+    generator = serializers.CharField()
+    reason = serializers.CharField(help_text="Why the generator could not perturb it.")
+
+
+@extend_schema_serializer(component_name="OriginalGeneration")
+class OriginalGenerationSerializer(serializers.Serializer):
+    original = serializers.IntegerField(source="original.pk")
+    original_external_id = serializers.CharField(source="original.external_id")
+    state = serializers.ChoiceField(
+        choices=[
+            selectors.GenerationState.NOT_GENERATED,
+            selectors.GenerationState.GENERATING,
+            selectors.GenerationState.FAILED,
+            selectors.GenerationState.GENERATED,
+        ],
+        help_text="From its latest generation chunk.",
+    )
+    kept = serializers.IntegerField(help_text="Passed every filter and not rejected.")
+    selected = serializers.IntegerField()
+    rejected = serializers.IntegerField()
+    filtered = serializers.IntegerField(help_text="Dropped by a filter; `dropped` says which.")
+    dropped = DropCountSerializer(many=True)
+    skipped = SkipReasonSerializer(many=True)
+    made = serializers.IntegerField(
+        allow_null=True,
+        help_text="Distinct candidates its last finished run made (before the filters); "
+        "null when not recorded.",
+    )
+    why = serializers.CharField(help_text="Why no candidate was kept; empty when some were.")
+
+
+class GenerationStatusApi(APIView):
+    """Per original: candidates kept, dropped by each filter, selected, and why none was kept."""
+
+    pagination_class = PageNumberPagination
+
+    class FilterSerializer(serializers.Serializer):
+        empty = serializers.BooleanField(
+            required=False, default=False, help_text="Only originals with no kept candidate."
+        )
+
+    @extend_schema(parameters=[FilterSerializer], responses=OriginalGenerationSerializer(many=True))
+    def get(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        query = self.FilterSerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        statuses = selectors.generation_status(campaign)
+        if query.validated_data["empty"]:
+            statuses = [status for status in statuses if not status.kept]
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(statuses, request, view=self)
+        return paginator.get_paginated_response(OriginalGenerationSerializer(page, many=True).data)
 
 
 class CandidateImportApi(APIView):

@@ -193,6 +193,11 @@ class GenerationChunk(models.Model):
     lease_expires_at = models.DateTimeField(null=True, blank=True)
     worker = models.CharField(max_length=200, blank=True)
     candidates_stored = models.PositiveIntegerField(default=0)
+    # What the stored candidates cannot tell: by original id, the distinct candidates
+    # post-processing returned ("made"; duplicates and copies of x are never stored) and
+    # the generators that skipped it, with why, e.g.
+    # {"12": {"made": 0, "skipped": [{"generator": "polyjuice", "reason": "..."}]}}.
+    outcomes = models.JSONField(default=dict, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     error = models.TextField(blank=True)

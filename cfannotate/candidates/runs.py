@@ -120,7 +120,14 @@ def _claim(chunk_id: int, worker: str) -> GenerationChunk | None:
         return chunk
 
 
-def _finish(chunk: GenerationChunk, *, state: str, stored: int = 0, error: str = "") -> bool:
+def _finish(
+    chunk: GenerationChunk,
+    *,
+    state: str,
+    stored: int = 0,
+    error: str = "",
+    outcomes: dict | None = None,
+) -> bool:
     """Record the outcome if this attempt still holds the chunk; count it on the run once."""
     with transaction.atomic():
         updated = GenerationChunk.objects.filter(
@@ -130,6 +137,7 @@ def _finish(chunk: GenerationChunk, *, state: str, stored: int = 0, error: str =
         ).update(
             state=state,
             candidates_stored=stored,
+            outcomes=outcomes or {},
             error=error[:2000],
             finished_at=timezone.now(),
             lease_expires_at=None,
@@ -187,7 +195,7 @@ def generation_chunk_process(
         logger.exception("chunk %s of run %s failed", chunk.index, chunk.run_id)
         _finish(chunk, state=ChunkState.FAILED, error=f"{type(error).__name__}: {error}")
         raise
-    _finish(chunk, state=ChunkState.DONE, stored=summary.stored)
+    _finish(chunk, state=ChunkState.DONE, stored=summary.stored, outcomes=summary.outcomes)
     requeue_stale_chunks(run=chunk.run)
     return "done"
 

@@ -1,12 +1,33 @@
 """Reads of candidates and generation runs."""
 
+from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from django.db.models import BooleanField, Case, Exists, F, OuterRef, Q, QuerySet, Value, When
+from django.db.models import (
+    BooleanField,
+    Case,
+    Count,
+    Exists,
+    F,
+    OuterRef,
+    Q,
+    QuerySet,
+    Value,
+    When,
+)
+from django.db.models.fields.json import KeyTextTransform
 from django.utils import timezone
 
-from cfannotate.campaigns.models import Campaign
-from cfannotate.candidates.models import Candidate, ChunkState, GenerationRun
+from cfannotate.campaigns.models import Campaign, Original
+from cfannotate.candidates import adapter
+from cfannotate.candidates.models import (
+    Candidate,
+    CandidateStatus,
+    ChunkState,
+    GenerationChunk,
+    GenerationRun,
+)
 
 # Failed chunks whose messages the progress shows; the rest are counted, not repeated.
 FAILURES_SHOWN = 3
@@ -125,4 +146,259 @@ def candidate_generators(campaign: Campaign) -> list[str]:
         .order_by("generator")
         .values_list("generator", flat=True)
         .distinct()
+    )
+
+
+# --------------------------------------------------------------------------- per original
+
+# Candidates that passed the filters and were not rejected: what labeling can use.
+USABLE = (CandidateStatus.GENERATED, CandidateStatus.SELECTED, CandidateStatus.GOLD)
+# How long a failed chunk's message may be in a `why`.
+WHY_ERROR_CHARS = 200
+
+
+class GenerationState:
+    """Where an original stands with generation, from its latest chunk."""
+
+    NOT_GENERATED = "not_generated"  # in no chunk that finished or is under way
+    GENERATING = "generating"  # its latest chunk is queued or running
+    FAILED = "failed"  # its latest chunk failed
+    GENERATED = "generated"  # its latest chunk finished
+
+
+@dataclass(frozen=True)
+class DropCount:
+    reason: str  # the candidates' metadata["dropped_by"]
+    label: str  # in words (adapter.DROP_REASON_LABELS)
+    short: str  # in a word or two (adapter.DROP_REASON_SHORT)
+    count: int
+
+
+@dataclass(frozen=True)
+class SkipReason:
+    generator: str
+    reason: str  # why the generator could not perturb the original
+
+
+@dataclass(frozen=True)
+class OriginalGeneration:
+    """What generation made of one original: kept, dropped by each filter, selected, and
+    when nothing usable came out, why in one sentence."""
+
+    original: Original
+    state: str  # a GenerationState
+    kept: int  # passed every filter and not rejected: generated, selected or gold
+    selected: int  # of those, selected for labeling
+    rejected: int  # passed the filters, rejected in review
+    dropped: tuple[DropCount, ...]  # by reason, most first
+    skipped: tuple[SkipReason, ...]  # generators that made nothing of it, in the last run
+    made: int | None  # distinct candidates its last finished chunk made; None: not recorded
+    why: str  # "" when some candidates were kept
+
+    @property
+    def filtered(self) -> int:
+        return sum(drop.count for drop in self.dropped)
+
+    @property
+    def header(self) -> str:
+        """e.g. "7 kept · 3 cut off · 2 fluency · 3 selected" (fluency reasons as one)."""
+        shorts: Counter[str] = Counter()
+        for drop in self.dropped:
+            shorts[drop.short] += drop.count
+        parts = [f"{self.kept} kept"]
+        ranked = sorted(shorts.items(), key=lambda item: (-item[1], item[0]))
+        parts += [f"{count} {short}" for short, count in ranked]
+        parts.append(f"{self.selected} selected")
+        if self.rejected:
+            parts.append(f"{self.rejected} rejected")
+        if self.skipped:
+            parts.append("not perturbed by " + ", ".join(s.generator for s in self.skipped))
+        return " · ".join(parts)
+
+
+@dataclass(frozen=True)
+class GenerationOverview:
+    """The campaign page's summary: originals with usable candidates and those without."""
+
+    originals: int
+    with_kept: int
+    without: tuple[OriginalGeneration, ...]  # generated, but no usable candidate, and why
+    pending: int  # not generated yet, or being generated: the Generate button's work
+    begun: bool  # some original was generated or has candidates: there is something to say
+
+    @property
+    def without_ids(self) -> list[int]:
+        return [status.original.pk for status in self.without]
+
+
+def _why_phrase(reason: str) -> str:
+    # Both fluency reasons are one filter to the researcher.
+    if reason.startswith("fluency"):
+        return "failed the fluency filter"
+    return adapter.DROP_REASON_LABELS.get(reason, reason.replace("_", " "))
+
+
+def _dropped_sentence(dropped: Iterable[DropCount], rejected: int) -> str:
+    """e.g. "all 18 failed the fluency filter", "12 cut off mid-sentence, 6 failed ..."."""
+    phrases: Counter[str] = Counter()
+    for drop in dropped:
+        phrases[_why_phrase(drop.reason)] += drop.count
+    if rejected:
+        phrases["rejected in review"] += rejected
+    ranked = sorted(phrases.items(), key=lambda item: (-item[1], item[0]))
+    if len(ranked) == 1:
+        phrase, count = ranked[0]
+        return f"all {count} {phrase}" if count > 1 else f"its one candidate: {phrase}"
+    return ", ".join(f"{count} {phrase}" for phrase, count in ranked)
+
+
+def _skipped_sentence(skipped: tuple[SkipReason, ...]) -> str:
+    """e.g. "not perturbed: matches none of the slices preposition"."""
+    if len({item.generator for item in skipped}) == 1:
+        return "not perturbed: " + "; ".join(dict.fromkeys(item.reason for item in skipped))
+    return "not perturbed: " + "; ".join(f"{item.reason} ({item.generator})" for item in skipped)
+
+
+def _why(
+    state: str,
+    dropped: tuple[DropCount, ...],
+    rejected: int,
+    skipped: tuple[SkipReason, ...],
+    made: int | None,
+    error: str,
+) -> str:
+    """One sentence on why an original has no usable candidate."""
+    if state == GenerationState.GENERATING:
+        return "being generated now"
+    parts = []
+    if dropped or rejected:
+        parts.append(_dropped_sentence(dropped, rejected))
+    if skipped:
+        parts.append(_skipped_sentence(skipped))
+    if parts:
+        return "; ".join(parts)
+    if state == GenerationState.FAILED:
+        return f"generation failed: {error[:WHY_ERROR_CHARS] or 'no message was recorded'}"
+    if state == GenerationState.NOT_GENERATED:
+        return "not generated yet"
+    if made == 0:
+        return (
+            "nothing usable came out: every continuation was malformed, "
+            "a duplicate or a copy of the original"
+        )
+    return "generated, but no candidate is stored for it"
+
+
+def _chunk_records(campaign: Campaign) -> dict[int, tuple[str, dict | None, str]]:
+    """By original id: (state, what its last finished chunk recorded, the failure message),
+    from its chunks in the order they were created; cancelled chunks change nothing."""
+    found: dict[int, tuple[str, dict | None, str]] = {}
+    chunks = (
+        GenerationChunk.objects.filter(run__campaign=campaign)
+        .order_by("run__created_at", "run_id", "index")
+        .values_list("original_ids", "state", "outcomes", "error")
+    )
+    for original_ids, state, outcomes, error in chunks:
+        for original_id in original_ids:
+            _, recorded, _ = found.get(original_id, (None, None, ""))
+            if state == ChunkState.DONE:
+                found[original_id] = (
+                    GenerationState.GENERATED,
+                    outcomes.get(str(original_id)),
+                    "",
+                )
+            elif state in (ChunkState.QUEUED, ChunkState.RUNNING):
+                found[original_id] = (GenerationState.GENERATING, recorded, "")
+            elif state == ChunkState.FAILED:
+                found[original_id] = (GenerationState.FAILED, recorded, error)
+    return found
+
+
+def generation_status(
+    campaign: Campaign, *, original_ids: Iterable[int] | None = None
+) -> list[OriginalGeneration]:
+    """Per original of the campaign (or of `original_ids`), in id order: candidates kept,
+    dropped by each filter, selected, the generators that skipped it, and `why` when none
+    was kept. Dropped candidates are stored (status FILTERED, metadata["dropped_by"]);
+    what is not stored (skips, how many candidates came out) the chunks recorded."""
+    originals = campaign.originals.order_by("id").only("id", "external_id", "text", "campaign")
+    candidates = Candidate.objects.filter(campaign=campaign)
+    if original_ids is not None:
+        original_ids = list(original_ids)
+        originals = originals.filter(pk__in=original_ids)
+        candidates = candidates.filter(original_id__in=original_ids)
+    counts: dict[int, Counter] = defaultdict(Counter)
+    drops: dict[int, Counter] = defaultdict(Counter)
+    rows = (
+        candidates.order_by()  # the model's ordering would split the groups
+        .values("original_id", "status", reason=KeyTextTransform("dropped_by", "metadata"))
+        .annotate(count=Count("id"))
+    )
+    for row in rows:
+        counts[row["original_id"]][row["status"]] += row["count"]
+        if row["status"] == CandidateStatus.FILTERED:
+            drops[row["original_id"]][row["reason"] or "filtered"] += row["count"]
+    chunks = _chunk_records(campaign)
+    statuses = []
+    for original in originals:
+        state, recorded, error = chunks.get(original.pk, (GenerationState.NOT_GENERATED, None, ""))
+        by_status = counts[original.pk]
+        kept = sum(by_status[status] for status in USABLE)
+        dropped = tuple(
+            DropCount(
+                reason=reason,
+                label=adapter.DROP_REASON_LABELS.get(reason, reason.replace("_", " ")),
+                short=adapter.DROP_REASON_SHORT.get(reason, reason.replace("_", " ")),
+                count=count,
+            )
+            for reason, count in sorted(drops[original.pk].items(), key=lambda i: (-i[1], i[0]))
+        )
+        skipped = tuple(
+            SkipReason(generator=item["generator"], reason=item["reason"])
+            for item in (recorded or {}).get("skipped", [])
+        )
+        made = recorded.get("made") if recorded else None
+        rejected = by_status[CandidateStatus.REJECTED]
+        statuses.append(
+            OriginalGeneration(
+                original=original,
+                state=state,
+                kept=kept,
+                selected=by_status[CandidateStatus.SELECTED],
+                rejected=rejected,
+                dropped=dropped,
+                skipped=skipped,
+                made=made,
+                why="" if kept else _why(state, dropped, rejected, skipped, made, error),
+            )
+        )
+    return statuses
+
+
+def generation_overview(campaign: Campaign) -> GenerationOverview:
+    statuses = generation_status(campaign)
+
+    def touched(status: OriginalGeneration) -> bool:
+        return bool(
+            status.state != GenerationState.NOT_GENERATED
+            or status.kept
+            or status.dropped
+            or status.rejected
+        )
+
+    pending = [
+        status
+        for status in statuses
+        if not status.kept
+        and (status.state == GenerationState.GENERATING or not touched(status))
+    ]
+    without = tuple(
+        status for status in statuses if not status.kept and status not in pending
+    )
+    return GenerationOverview(
+        originals=len(statuses),
+        with_kept=sum(1 for status in statuses if status.kept),
+        without=without,
+        pending=len(pending),
+        begun=any(touched(status) for status in statuses),
     )

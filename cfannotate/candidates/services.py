@@ -3,7 +3,7 @@
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db import transaction
 
@@ -34,6 +34,8 @@ class GenerationSummary:
     already_known: int  # generated again but already stored for that original
     generators: tuple[GeneratorSummary, ...]
     seconds: dict[str, float]
+    # By original id: what a generation chunk records of it (GenerationChunk.outcomes).
+    outcomes: dict[str, dict] = field(default_factory=dict)
 
 
 def candidates_store(
@@ -154,6 +156,7 @@ def candidates_generate(
     parses = ParseCache()
     started = time.perf_counter()
     results, summaries = [], []
+    outcomes = {key: {"made": 0, "skipped": []} for key in by_key}
     for entry in entries:
         try:
             generator = entry.load()
@@ -172,6 +175,11 @@ def candidates_generate(
         )
         for item in skipped:
             logger.info("%s skipped original %s: %s", entry.name, item.original_key, item.reason)
+            outcomes[item.original_key]["skipped"].append(
+                {"generator": entry.name, "reason": item.reason}
+            )
+        for candidate in result.candidates:
+            outcomes[candidate.record.original_key]["made"] += 1
         results.extend(result.candidates)
         summaries.append(
             GeneratorSummary(
@@ -201,6 +209,7 @@ def candidates_generate(
         already_known=len(results) - stored,
         generators=tuple(summaries),
         seconds={"total": time.perf_counter() - started},
+        outcomes=outcomes,
     )
 
 

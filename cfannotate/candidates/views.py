@@ -39,6 +39,7 @@ def _fragment(request, campaign, *, error: str = "", status: int = 200) -> HttpR
     context = {
         "campaign": campaign,
         "progress": selectors.run_progress(run) if run else None,
+        "generation": selectors.generation_overview(campaign),
         "error": error,
     }
     return TemplateResponse(request, FRAGMENT, context, status=status)
@@ -53,9 +54,14 @@ def run_progress(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def run_start(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
+    """Generate for every original, or for the `original` ids posted (a retry of some)."""
     campaign = _campaign(request, campaign_id)
+    posted = request.POST.getlist("original")
     try:
-        runs.generation_run_start(campaign=campaign)
+        if not all(value.isdigit() for value in posted):
+            raise InvalidInput("Original ids are numbers.", fields={"original": ["Not a number."]})
+        original_ids = [int(value) for value in posted] or None
+        runs.generation_run_start(campaign=campaign, original_ids=original_ids)
     except CfannotateError as error:
         return _fragment(request, campaign, error=error.message, status=error.status_code)
     return _fragment(request, campaign)
@@ -150,8 +156,17 @@ def _review_context(request, campaign, *, message: str = "", error=None) -> tupl
         fields = {name: list(problems) for name, problems in form.errors.items()}
         context["error"] = InvalidInput("Some filters are invalid.", fields=fields)
         return context, 400
-    rows = selectors.candidates_filtered(campaign, form.filters())
-    context["page"] = Paginator(rows, REVIEW_PER_PAGE).get_page(request.GET.get("page"))
+    filters = form.filters()
+    rows = selectors.candidates_filtered(campaign, filters)
+    page = Paginator(rows, REVIEW_PER_PAGE).get_page(request.GET.get("page"))
+    context["page"] = page
+    # Grouped by original (the default order): each group opens with what generation made of it.
+    if filters.ordering in (None, "", "original"):
+        shown = {candidate.original_id for candidate in page.object_list}
+        context["generation"] = {
+            status.original.pk: status
+            for status in selectors.generation_status(campaign, original_ids=shown)
+        }
     return context, 200 if error is None else error.status_code
 
 

@@ -342,3 +342,18 @@ def test_a_row_says_why_it_was_dropped_and_what_code_was_asked_for(logged_in, re
     assert page.count("cut off mid-sentence") == 1
     assert "asked: negation&lt;script&gt;" in page and "<script>" not in page
     assert page.count("asked:") == 1  # asked for what it does: no note
+
+
+def test_each_original_group_opens_with_what_generation_made_of_it(client, researcher, campaign):
+    dull = campaign.originals.get(text="A dull film.")
+    make_candidate(dull, status=CandidateStatus.FILTERED, metadata={"dropped_by": "truncated"})
+    client.force_login(researcher)
+    html = client.get(reverse("candidate-review", args=[campaign.id])).content.decode()
+    assert "2 kept · 0 selected" in html
+    # The FILTERED fixture row has no recorded reason: it counts as "filtered".
+    assert "0 kept · 1 cut off · 1 filtered · 0 selected" in html
+    assert "none kept: 1 cut off mid-sentence, 1 filtered" in html
+    by_fluency = client.get(
+        reverse("candidate-review", args=[campaign.id]), {"ordering": "fluency"}
+    )
+    assert "kept ·" not in by_fluency.content.decode()  # not grouped by original: no headers

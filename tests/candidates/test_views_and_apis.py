@@ -217,3 +217,93 @@ def test_a_plain_form_post_redirects_to_the_campaign(client, researcher, import_
     response = client.post(url, {"file": _upload(IMPORT_CSV)})
     assert response.status_code == 302
     assert response["Location"] == reverse("campaign-detail", args=[import_campaign.id])
+
+
+# --------------------------------------------------------------------------- per original
+
+
+def _none_kept(campaign):
+    """One original with a kept candidate; one whose 3 candidates all failed fluency."""
+    from cfannotate.candidates.models import CandidateStatus
+    from tests.factories import make_candidate
+
+    kept, failed, _fresh = campaign.originals.order_by("id")
+    make_candidate(kept)
+    for _ in range(3):
+        make_candidate(
+            failed, status=CandidateStatus.FILTERED, metadata={"dropped_by": "fluency_full"}
+        )
+    return kept, failed
+
+
+def test_campaign_page_says_why_an_original_has_none_and_offers_a_retry(
+    client, researcher, campaign, django_capture_on_commit_callbacks
+):
+    _, failed = _none_kept(campaign)
+    failed.text = "<script>alert(1)</script> great"
+    failed.save()
+    client.force_login(researcher)
+    html = client.get(reverse("campaign-detail", args=[campaign.id])).content.decode()
+    assert "1 of 3 have usable" in html and "1 came out with none" in html
+    # One never generated is the Generate button's work, not a failure to list.
+    assert "all 3 failed the fluency filter" in html and "1 not generated yet" in html
+    assert "&lt;script&gt;" in html and "<script>alert" not in html
+    assert reverse("campaign-settings", args=[campaign.id]) in html
+    assert "Retry with other settings" in html
+    assert f'name="original" value="{failed.pk}"' in html
+    with django_capture_on_commit_callbacks(execute=True):
+        retried = client.post(
+            reverse("run-start", args=[campaign.id]),
+            {"original": [failed.pk]},
+            HTTP_HX_REQUEST="true",
+        )
+    assert retried.status_code == 200
+    run = GenerationRun.objects.get(campaign=campaign)
+    assert [chunk.original_ids for chunk in run.chunks.all()] == [[failed.pk]]
+
+
+def test_retry_refuses_ids_that_are_not_numbers(client, researcher, campaign):
+    client.force_login(researcher)
+    response = client.post(reverse("run-start", args=[campaign.id]), {"original": ["x"]})
+    assert response.status_code == 400 and "Original ids are numbers" in response.content.decode()
+    assert not GenerationRun.objects.filter(campaign=campaign).exists()
+
+
+def test_api_generation_status_per_original(api_client, campaign):
+    kept, failed = _none_kept(campaign)
+    url = f"/api/campaigns/{campaign.id}/generation-status/"
+    body = api_client.get(url).json()
+    assert body["count"] == 3
+    first, second, third = body["results"]
+    assert (first["original"], first["kept"], first["why"]) == (kept.pk, 1, "")
+    assert second["dropped"] == [
+        {"reason": "fluency_full", "label": "much less fluent than the original", "count": 3}
+    ]
+    assert second["why"] == "all 3 failed the fluency filter" and second["filtered"] == 3
+    assert (third["state"], third["why"]) == ("not_generated", "not generated yet")
+    empty = api_client.get(url, {"empty": "true"}).json()
+    assert [item["original"] for item in empty["results"]] == [failed.pk, third["original"]]
+    assert api_client.get(url, {"empty": "maybe"}).status_code == 400
+
+
+def test_api_generation_status_is_owner_scoped(api_client, other_researcher, campaign):
+    from rest_framework.test import APIClient
+
+    other = APIClient()
+    other.force_authenticate(other_researcher)
+    url = f"/api/campaigns/{campaign.id}/generation-status/"
+    assert other.get(url).status_code == 404
+    assert APIClient().get(url).status_code in (401, 403)
+
+
+def test_api_start_for_some_originals(api_client, campaign, django_capture_on_commit_callbacks):
+    one = campaign.originals.order_by("id").first()
+    with django_capture_on_commit_callbacks(execute=True):
+        started = api_client.post(
+            f"/api/campaigns/{campaign.id}/generation/start/",
+            {"original_ids": [one.pk]},
+            format="json",
+        )
+    assert started.status_code == 201 and started.json()["chunks_total"] == 1
+    run = GenerationRun.objects.get(campaign=campaign)
+    assert run.chunks.get().original_ids == [one.pk]

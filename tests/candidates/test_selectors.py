@@ -1,0 +1,152 @@
+"""Reads of candidates: what generation made of each original, and why nothing came out."""
+
+import pytest
+
+from cfannotate.candidates.models import (
+    CandidateStatus,
+    ChunkState,
+    GenerationChunk,
+    GenerationRun,
+)
+from cfannotate.candidates.runs import generation_chunk_process, generation_run_create
+from cfannotate.candidates.selectors import (
+    GenerationState,
+    generation_overview,
+    generation_status,
+)
+from tests.factories import make_campaign, make_candidate, make_original
+
+
+@pytest.fixture
+def campaign(researcher):
+    return make_campaign(owner=researcher)
+
+
+def dropped(original, reason: str, count: int) -> None:
+    for _ in range(count):
+        make_candidate(original, status=CandidateStatus.FILTERED, metadata={"dropped_by": reason})
+
+
+def chunk_done(campaign, originals, outcomes=None, state=ChunkState.DONE, error=""):
+    run = GenerationRun.objects.create(campaign=campaign, chunk_size=10, chunks_total=1)
+    return GenerationChunk.objects.create(
+        run=run,
+        index=0,
+        original_ids=[original.pk for original in originals],
+        state=state,
+        outcomes=outcomes or {},
+        error=error,
+    )
+
+
+def status_of(campaign, original):
+    (status,) = generation_status(campaign, original_ids=[original.pk])
+    return status
+
+
+def test_all_failed_the_fluency_filter(campaign):
+    original = make_original(campaign)
+    dropped(original, "fluency_full", 10)
+    dropped(original, "fluency_changed", 8)
+    chunk_done(campaign, [original], {str(original.pk): {"made": 18, "skipped": []}})
+    status = status_of(campaign, original)
+    assert (status.kept, status.filtered, status.made) == (0, 18, 18)
+    assert status.state == GenerationState.GENERATED
+    assert [(d.reason, d.count) for d in status.dropped] == [
+        ("fluency_full", 10),
+        ("fluency_changed", 8),
+    ]
+    assert status.dropped[0].label == "much less fluent than the original"
+    assert status.why == "all 18 failed the fluency filter"
+
+
+def test_mixed_filters_most_first(campaign):
+    original = make_original(campaign)
+    dropped(original, "truncated", 12)
+    dropped(original, "fluency_full", 6)
+    assert (
+        status_of(campaign, original).why == "12 cut off mid-sentence, 6 failed the fluency filter"
+    )
+    assert status_of(campaign, original).header == "0 kept · 12 cut off · 6 fluency · 0 selected"
+
+
+def test_skipped_by_the_generator(campaign):
+    original = make_original(campaign)
+    reason = "matches none of the slices preposition"
+    chunk_done(
+        campaign,
+        [original],
+        {str(original.pk): {"made": 0, "skipped": [{"generator": "polyjuice", "reason": reason}]}},
+    )
+    status = status_of(campaign, original)
+    assert [(s.generator, s.reason) for s in status.skipped] == [("polyjuice", reason)]
+    assert status.why == f"not perturbed: {reason}"
+
+
+def test_not_generated_failed_generating_and_nothing_usable(campaign):
+    fresh, failed, running, empty = (make_original(campaign) for _ in range(4))
+    chunk_done(campaign, [failed], state=ChunkState.FAILED, error="ServerError: <refused>")
+    chunk_done(campaign, [running], state=ChunkState.RUNNING)
+    chunk_done(campaign, [empty], {str(empty.pk): {"made": 0, "skipped": []}})
+    whys = {status.original.pk: status.why for status in generation_status(campaign)}
+    assert whys[fresh.pk] == "not generated yet"
+    assert whys[failed.pk] == "generation failed: ServerError: <refused>"
+    assert whys[running.pk] == "being generated now"
+    assert whys[empty.pk].startswith("nothing usable came out")
+
+
+def test_some_kept_has_no_why_and_counts_selected(campaign):
+    original = make_original(campaign)
+    for _ in range(4):
+        make_candidate(original)
+    for _ in range(3):
+        make_candidate(original, status=CandidateStatus.SELECTED)
+    make_candidate(original, status=CandidateStatus.REJECTED)
+    dropped(original, "truncated", 3)
+    dropped(original, "fluency_changed", 2)
+    status = status_of(campaign, original)
+    assert (status.kept, status.selected, status.rejected, status.why) == (7, 3, 1, "")
+    assert status.header == "7 kept · 3 cut off · 2 fluency · 3 selected · 1 rejected"
+
+
+def test_all_rejected_says_so(campaign):
+    original = make_original(campaign)
+    make_candidate(original, status=CandidateStatus.REJECTED)
+    make_candidate(original, status=CandidateStatus.REJECTED)
+    assert status_of(campaign, original).why == "all 2 rejected in review"
+
+
+def test_a_later_finished_chunk_replaces_an_earlier_failure(campaign):
+    original = make_original(campaign)
+    chunk_done(campaign, [original], state=ChunkState.FAILED, error="boom")
+    chunk_done(campaign, [original], {str(original.pk): {"made": 0, "skipped": []}})
+    assert status_of(campaign, original).state == GenerationState.GENERATED
+
+
+def test_overview_counts_originals_with_and_without(campaign):
+    kept, none = make_original(campaign), make_original(campaign)
+    make_candidate(kept)
+    dropped(none, "fluency_full", 2)
+    overview = generation_overview(campaign)
+    assert (overview.originals, overview.with_kept, overview.begun) == (2, 1, True)
+    assert overview.without_ids == [none.pk]
+
+
+def test_overview_of_a_campaign_never_generated_has_nothing_to_say(campaign):
+    make_original(campaign)
+    assert not generation_overview(campaign).begun
+
+
+def test_a_chunk_records_skips_and_what_came_out(two_generator_campaign, tiny_lm):
+    """causal-negation only rewrites positive originals: it skips the negative one."""
+    run = generation_run_create(campaign=two_generator_campaign)
+    chunk = run.chunks.get()
+    generation_chunk_process(chunk_id=chunk.pk, lm=tiny_lm, fluency_lm=tiny_lm, worker="test")
+    chunk.refresh_from_db()
+    negative = two_generator_campaign.originals.get(text__startswith="This dull film")
+    recorded = chunk.outcomes[str(negative.pk)]
+    assert any(item["generator"] == "causal-negation" for item in recorded["skipped"])
+    status = status_of(two_generator_campaign, negative)
+    assert status.state == GenerationState.GENERATED
+    assert status.made == recorded["made"]
+    assert "causal-negation" in [item.generator for item in status.skipped]

@@ -1,4 +1,4 @@
-"""Command line: `python -m generation perturb ...` and `python -m generation train ...`.
+"""Command line: `python -m generation perturb ...`, `train ...` and `evaluate ...`.
 
 perturb prints one JSON object per candidate on stdout; progress and errors go to
 stderr, errors as one line with exit status 2.
@@ -274,6 +274,82 @@ def _add_perturb_parser(commands) -> None:
     parser.set_defaults(handler=perturb_command)
 
 
+def evaluate_command(args: argparse.Namespace) -> int:
+    """The quality report (generation.quality_report) on held-out CAD originals."""
+    from generation.cad_sentiment import SENTIMENT_FOLDER
+    from generation.decoding import DecodingConfig
+    from generation.pipeline import PipelineSettings
+    from generation.polyjuice import PolyjuiceSettings
+    from generation.quality_report import evaluate, format_table
+
+    data = Path(args.data)
+    if not (data / SENTIMENT_FOLDER).is_dir():
+        print(f"evaluate: no CAD sentiment data in {data} (--data)", file=sys.stderr)
+        return EXIT_USAGE
+    if args.originals < 1:
+        print("evaluate: --originals must be at least 1", file=sys.stderr)
+        return EXIT_USAGE
+    if args.quiet:
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()
+    settings = PipelineSettings(
+        model=args.model,
+        device=args.device,
+        polyjuice=PolyjuiceSettings(
+            codes=tuple(args.code) if args.code else PolyjuiceSettings().codes,
+            random_blank_sets=args.blank_sets,
+            engine=args.engine,
+            seed=args.seed,
+            decoding=DecodingConfig(seed=args.seed),
+        ),
+    )
+    report = evaluate(
+        settings,
+        data=data,
+        originals=args.originals,
+        seed=args.seed,
+        show_progress=not args.quiet,
+    )
+    print(format_table(report))
+    if args.json:
+        Path(args.json).write_text(json.dumps(report.to_dict(), indent=2), encoding="utf-8")
+    return 0
+
+
+def _add_evaluate_parser(commands) -> None:
+    from generation.cad_sentiment import DEFAULT_CAD
+
+    parser = commands.add_parser(
+        "evaluate",
+        help="Quality report of the generator on held-out CAD sentiment originals.",
+    )
+    parser.add_argument(
+        "--model", default=None, help="Generator: hub id, local directory, or the packaged default."
+    )
+    parser.add_argument("--originals", type=int, default=40, help="Held-out originals (40).")
+    parser.add_argument(
+        "--data", default=str(DEFAULT_CAD), help="The CAD folder (default ../shared/data/cad)."
+    )
+    parser.add_argument(
+        "--code",
+        action="append",
+        choices=CONTROL_CODES,
+        help="Control code; repeat for several (default: Polyjuice's five).",
+    )
+    parser.add_argument(
+        "--blank-sets", type=int, default=1, help="Random blank sets besides the sentence (1)."
+    )
+    parser.add_argument("--device", default="auto")
+    parser.add_argument(
+        "--engine", default="auto", choices=[n for n in ENGINE_NAMES if n != "server"]
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", help="Also write every figure to this file.")
+    parser.add_argument("--quiet", action="store_true", help="No progress bar.")
+    parser.set_defaults(handler=evaluate_command)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m generation", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -281,6 +357,7 @@ def build_parser() -> argparse.ArgumentParser:
     from generation.training import add_train_parser
 
     add_train_parser(commands)
+    _add_evaluate_parser(commands)
     return parser
 
 

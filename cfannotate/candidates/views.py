@@ -300,17 +300,21 @@ def candidates_promote(request: HtmxHttpRequest, campaign_id: int, original_id: 
         raise Http404("No such original in this campaign.")
     error = None
     if request.method == "POST":
+        kind = request.POST.get("kind", GoldKind.GOLD)
         try:
             review.candidates_promote_to_gold(
                 campaign=campaign,
                 original=original,
-                kind=request.POST.get("kind", GoldKind.GOLD),
+                kind=kind,
                 items=_promoted_items(request.POST),
             )
         except CfannotateError as caught:
             error = caught
         else:
-            messages.success(request, f"A gold round was made from original {original}.")
+            made = "training" if kind == GoldKind.TRAINING else "gold"
+            messages.success(
+                request, f"A {made} round was made from original {original.external_id}."
+            )
             target = reverse("gold-page", args=[campaign.id])
             return HttpResponseClientRedirect(target) if request.htmx else redirect(target)
     post = request.POST

@@ -7,7 +7,7 @@ reach only the API's schema and docs, costly to build: their limit guards each p
 CPU and is counted in the process's own memory ("local"), so a visitor writes nothing to
 the database. Rates are written as in `cfannotate.environment` (`600/minute`, `10/15m`)
 and read per request, so a test may override them. The worker pages (/w/, /join/) are
-plain Django views and pass none of this.
+plain Django views and pass none of this, but for the resume codes typed on /join/.
 """
 
 import hashlib
@@ -132,3 +132,5 @@ class FailureLimit:
 # Failed logins, per username and per address; failed API tokens, per address.
 LOGIN_FAILURES = FailureLimit("login", "LOGIN_FAILURE_RATE")
 TOKEN_FAILURES = FailureLimit("token", "TOKEN_FAILURE_RATE")
+# Wrong resume codes on a worker's entry page, per address, at the API tokens' rate.
+RESUME_FAILURES = FailureLimit("resume", "TOKEN_FAILURE_RATE")

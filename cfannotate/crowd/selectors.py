@@ -1,13 +1,22 @@
 """Reads for the crowd stage: a campaign's publications, links, personal links, review queue
-and action log, and the example round a platform's preview shows."""
+and action log, the example round a platform's preview shows, and what a worker is told
+before starting (rounds, time, pay)."""
 
 import math
+import statistics
 from dataclasses import dataclass
+from decimal import Decimal
 
 from django.db.models import F, QuerySet, Sum
 
 from cfannotate.campaigns.models import Campaign
-from cfannotate.crowd.models import InvitationLink, PersonalLink, PlatformAction, Publication
+from cfannotate.crowd.models import (
+    InvitationLink,
+    PersonalLink,
+    Platform,
+    PlatformAction,
+    Publication,
+)
 from cfannotate.labeling.highlight import Segment, change_segments
 from cfannotate.labeling.models import (
     Assignment,
@@ -15,10 +24,14 @@ from cfannotate.labeling.models import (
     GoldKind,
     GoldRound,
     LabelingUnit,
+    Round,
 )
 
 REVIEW_QUEUE_SIZE = 50
 RECENT_ACTIONS = 15
+# The time estimate from past rounds needs this many, and reads at most the latest ones.
+ESTIMATE_MIN_ROUNDS = 5
+ESTIMATE_RECENT_ROUNDS = 500
 
 
 def publications_of(campaign: Campaign) -> QuerySet[Publication]:
@@ -105,3 +118,47 @@ def preview_example(campaign: Campaign) -> ExampleRound | None:
         original_label=original.label,
         items=[ExampleItem(segments=change_segments(original.text, text)) for text in texts],
     )
+
+
+@dataclass(frozen=True)
+class SessionFacts:
+    """What a worker is told before starting: never which rounds are gold."""
+
+    rounds: int  # training rounds included
+    minutes: int | None  # about how long, when something says so
+    minutes_source: str  # "platform" (the study's estimate) or "past" (median of past rounds)
+    pay: str  # e.g. "US$2.50"; empty when no platform publication states it
+
+
+def _median_round_seconds(campaign: Campaign) -> float | None:
+    """The median time workers took on this campaign's recent submitted rounds, if enough."""
+    times = (
+        Round.objects.filter(
+            assignment__campaign=campaign, submitted_at__isnull=False, served_at__isnull=False
+        )
+        .order_by("-submitted_at")
+        .values_list("served_at", "submitted_at")[:ESTIMATE_RECENT_ROUNDS]
+    )
+    seconds = [(submitted - served).total_seconds() for served, submitted in times]
+    return statistics.median(seconds) if len(seconds) >= ESTIMATE_MIN_ROUNDS else None
+
+
+def session_facts(campaign: Campaign, publication: Publication | None = None) -> SessionFacts:
+    """Rounds, time and pay for one assignment of `campaign`, entered through `publication`
+    (None: an invitation or personal link, which states no pay)."""
+    rounds = campaign.training_rounds + campaign.rounds_total
+    minutes, source, pay = None, "", ""
+    options = publication.options if publication is not None else {}
+    if publication is not None and publication.platform == Platform.MTURK and options.get("reward"):
+        pay = f"US${Decimal(str(options['reward'])):.2f}"
+    elif publication is not None and publication.platform == Platform.PROLIFIC:
+        if options.get("reward_cents"):
+            # Prolific pays in the study's currency, which the options do not name.
+            pay = f"{int(options['reward_cents']) / 100:.2f} in the study's currency"
+        if options.get("minutes"):
+            minutes, source = int(options["minutes"]), "platform"
+    if minutes is None:
+        median = _median_round_seconds(campaign)
+        if median is not None:
+            minutes, source = max(1, math.ceil(median * rounds / 60)), "past"
+    return SessionFacts(rounds=rounds, minutes=minutes, minutes_source=source, pay=pay)

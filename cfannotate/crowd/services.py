@@ -24,7 +24,13 @@ from cfannotate.crowd.models import (
     WorkerBlock,
     WorkerStatus,
 )
-from cfannotate.crowd.tokens import BAD_LINK, new_nonce, personal_link_token_read
+from cfannotate.crowd.tokens import (
+    BAD_LINK,
+    new_nonce,
+    personal_link_token_read,
+    resume_code_matches,
+    resume_code_parse,
+)
 from cfannotate.labeling.assignments import (
     AssignmentInFlight,
     assignment_return,
@@ -41,6 +47,10 @@ MAX_LINK_QUOTA = 100_000
 ANONYMOUS_PREFIX = "link-"
 ANONYMOUS_ID = re.compile(r"^link-[A-Za-z0-9_-]{16}$")
 PERSONAL_LINK_DAYS = 30
+WRONG_RESUME_CODE = (
+    "No task of yours has this code here. Check it (it looks like 12-ABCDE23456) "
+    "and that you are on the task's own page."
+)
 MAX_PERSONAL_LINK_DAYS = 365
 
 
@@ -431,3 +441,31 @@ def platform_action_finish(
     action.finished_at = timezone.now()
     action.save(update_fields=["outcome", "request_id", "response", "error", "finished_at"])
     return action
+
+
+def assignment_resume(*, campaign: Campaign, code: str) -> Assignment:
+    """The anonymous link worker's assignment that a resume code names, in this campaign.
+
+    InvalidInput (with the reason) for a wrong code, for a named or platform worker's
+    assignment (they come back through their own link or platform), and for an
+    assignment that has ended.
+    """
+    assignment_id = resume_code_parse(code or "")
+    assignment = (
+        Assignment.objects.select_related("worker", "campaign")
+        .filter(id=assignment_id, campaign=campaign, worker__platform=Platform.LINK)
+        .first()
+        if assignment_id is not None
+        else None
+    )
+    if (
+        assignment is None
+        or not ANONYMOUS_ID.match(assignment.worker.external_id)
+        or not resume_code_matches(code, assignment.token_nonce)
+    ):
+        raise InvalidInput(WRONG_RESUME_CODE, fields={"code": ["Not a code for this task."]})
+    try:
+        raise_if_expired(assignment)
+    except (Expired, WorkerBlocked) as ended:
+        raise InvalidInput(ended.message, fields={"code": ["This task has ended."]}) from None
+    return assignment

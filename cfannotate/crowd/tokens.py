@@ -20,9 +20,16 @@ A personal invitation link names one worker: its token is signed with its own sa
 the link's id, the worker's id and the link's expiry, so a name typed into a URL
 (`?worker=...`) is never taken as anyone's identity. The token alone is not enough: the
 link it names must still be in the database, unrevoked and unexpired.
+
+An anonymous worker (one who came through a campaign's link) gets a short resume code,
+to type on the campaign's page from another device: the assignment's id and a digest of
+its nonce, so rotating the nonce revokes it too. It is short enough to copy by hand, so
+failed tries are rate-limited (`cfannotate.core.throttles.RESUME_FAILURES`).
 """
 
+import base64
 import hmac
+import re
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -39,6 +46,9 @@ LINK_SALT = "cfannotate.crowd.link"
 ENTRY_SALT = "cfannotate.crowd.entry"
 BINDING_SALT = "cfannotate.crowd.binding"
 PERSONAL_LINK_SALT = "cfannotate.crowd.personal-link"
+RESUME_SALT = "cfannotate.crowd.resume"
+RESUME_DIGEST_LENGTH = 10  # base32 characters: 50 bits, with failed tries rate-limited
+RESUME_CODE = re.compile(rf"^(\d{{1,12}})-([A-Z2-7]{{{RESUME_DIGEST_LENGTH}}})$")
 BAD_LINK = "This link is not valid. Open the task again from the page that sent you here."
 
 
@@ -186,3 +196,28 @@ def personal_link_token_read(token: str) -> PersonalLinkClaim:
         OSError,
     ):
         raise Forbidden(BAD_LINK) from None
+
+
+def _resume_digest(nonce: str) -> str:
+    digest = salted_hmac(RESUME_SALT, nonce, algorithm="sha256").digest()
+    return base64.b32encode(digest).decode()[:RESUME_DIGEST_LENGTH]
+
+
+def resume_code(assignment) -> str:
+    """The code an anonymous worker types to come back to `assignment` (`12-ABCDE23456`)."""
+    return f"{assignment.id}-{_resume_digest(assignment.token_nonce)}"
+
+
+def resume_code_parse(code: str) -> int | None:
+    """The assignment id a code names, or None when it is not shaped like a code.
+
+    Spaces are dropped and case is ignored, as people copy codes by hand.
+    """
+    match = RESUME_CODE.match("".join(code.split()).upper())
+    return int(match[1]) if match else None
+
+
+def resume_code_matches(code: str, nonce: str) -> bool:
+    expected = _resume_digest(nonce).encode()
+    given = "".join(code.split()).upper().rpartition("-")[2]
+    return hmac.compare_digest(expected, given.encode("utf-8", "replace"))

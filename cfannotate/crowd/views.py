@@ -5,7 +5,8 @@ A worker who opens a campaign's link or a named link is anonymous: a random id k
 signed, per-campaign cookie, so the same browser resumes its assignment and never gets a
 unit it has already seen. A name in the URL (`?worker=NAME`) is never taken as an
 identity: it is ignored, and the page says so. A named worker comes in through their
-personal link, whose signed token names them (`services.personal_link_read`). Platform
+personal link, whose signed token names them (`services.personal_link_read`); on another
+device, an anonymous worker types the resume code their pages show (`_resume`). Platform
 entries take the platform's URL parameters instead and never set a cookie: MTurk shows
 them in an iframe, where browsers block third-party cookies.
 """
@@ -28,10 +29,16 @@ from cfannotate.core.exceptions import (
     MethodNotAllowed,
     NotFound,
 )
+from cfannotate.core.throttles import RESUME_FAILURES, client_address, retry_message
 from cfannotate.crowd.models import InvitationLink, Platform, Publication
 from cfannotate.crowd.providers import Preview, allow_platform_framing, provider_for
-from cfannotate.crowd.selectors import preview_example
-from cfannotate.crowd.services import ANONYMOUS_ID, ANONYMOUS_PREFIX, personal_link_read
+from cfannotate.crowd.selectors import preview_example, session_facts
+from cfannotate.crowd.services import (
+    ANONYMOUS_ID,
+    ANONYMOUS_PREFIX,
+    assignment_resume,
+    personal_link_read,
+)
 from cfannotate.crowd.tokens import (
     entry_token_read,
     join_token_read,
@@ -98,24 +105,10 @@ def _anonymous_worker_id(request: HttpRequest, cookie: str) -> str | None:
     return worker_id if worker_id and ANONYMOUS_ID.match(worker_id) else None
 
 
-def _join(request: HttpRequest, campaign: Campaign, link: InvitationLink | None) -> HttpResponse:
-    cookie = COOKIE_PREFIX + str(campaign.id)
-    worker_id = _anonymous_worker_id(request, cookie)
-    if request.method == "GET":
-        if link is not None and link.remaining == 0 and not worker_id:
-            # Say it before anyone clicks Start; a returning worker may still resume.
-            raise Conflict(f"This invitation link is used up: it was for {link.quota} assignments.")
-        context = {"campaign": campaign, "name_ignored": "worker" in request.GET}
-        return TemplateResponse(request, "crowd/join.html", context)
-    worker_id = worker_id or ANONYMOUS_PREFIX + secrets.token_urlsafe(12)
-    outcome = provider_for(Platform.LINK).entry(
-        source=link or campaign, params={"worker": worker_id}
-    )
-    assignment = outcome.assignment
-    response = redirect("worker-start", token=worker_token(assignment))
+def _remember(request: HttpRequest, response: HttpResponse, campaign: Campaign, worker_id: str):
     response.set_signed_cookie(
-        cookie,
-        assignment.worker.external_id,
+        COOKIE_PREFIX + str(campaign.id),
+        worker_id,
         salt=COOKIE_SALT,
         max_age=COOKIE_MAX_AGE,
         httponly=True,
@@ -123,6 +116,59 @@ def _join(request: HttpRequest, campaign: Campaign, link: InvitationLink | None)
         secure=request.is_secure(),
     )
     return response
+
+
+def _join_page(request: HttpRequest, campaign: Campaign, status: int = 200, **extra):
+    context = {
+        "campaign": campaign,
+        "facts": session_facts(campaign),
+        "name_ignored": "worker" in request.GET,
+        **extra,
+    }
+    return TemplateResponse(request, "crowd/join.html", context, status=status)
+
+
+def _resume(request: HttpRequest, campaign: Campaign, used_up: bool) -> HttpResponse:
+    """A resume code typed on the campaign's page: back to that worker's round, or the
+    page again with the reason and the code kept. Wrong codes are counted per address."""
+    code = request.POST.get("code", "")[:100]
+    address = client_address(request)
+    wait = RESUME_FAILURES.wait_seconds(address)
+    if wait:
+        reason = retry_message("Too many wrong codes from your connection", wait)
+        return _join_page(request, campaign, 429, resume_error=reason, code=code, used_up=used_up)
+    try:
+        assignment = assignment_resume(campaign=campaign, code=code)
+    except CfannotateError as error:
+        RESUME_FAILURES.record_failure(address)
+        return _join_page(
+            request, campaign, 400, resume_error=error.message, code=code, used_up=used_up
+        )
+    response = redirect("worker-start", token=worker_token(assignment))
+    # This browser now comes back to the same worker through the link, as the first did.
+    return _remember(request, response, campaign, assignment.worker.external_id)
+
+
+def _join(request: HttpRequest, campaign: Campaign, link: InvitationLink | None) -> HttpResponse:
+    worker_id = _anonymous_worker_id(request, COOKIE_PREFIX + str(campaign.id))
+    used_up = link is not None and link.remaining == 0 and not worker_id
+    if request.method == "POST" and "code" in request.POST:
+        return _resume(request, campaign, used_up)
+    if used_up:
+        # Say it before anyone clicks Start; a returning worker may still resume.
+        message = f"This invitation link is used up: it was for {link.quota} assignments."
+        if request.method == "GET":
+            return _join_page(request, campaign, Conflict.status_code, used_up=message)
+        raise Conflict(message)
+    if request.method == "GET":
+        return _join_page(request, campaign)
+    worker_id = worker_id or ANONYMOUS_PREFIX + secrets.token_urlsafe(12)
+    outcome = provider_for(Platform.LINK).entry(
+        source=link or campaign, params={"worker": worker_id}
+    )
+    assignment = outcome.assignment
+    response = redirect("worker-start", token=worker_token(assignment))
+    return _remember(request, response, campaign, assignment.worker.external_id)
 
 
 @never_cache
@@ -157,7 +203,11 @@ def join_personal(request: HttpRequest, token: str) -> HttpResponse:
     try:
         link = personal_link_read(token)
         if request.method == "GET":
-            context = {"campaign": link.campaign, "personal": link}
+            context = {
+                "campaign": link.campaign,
+                "personal": link,
+                "facts": session_facts(link.campaign),
+            }
             return TemplateResponse(request, "crowd/join.html", context)
         outcome = provider_for(Platform.LINK).entry(source=link, params={})
         return redirect("worker-start", token=worker_token(outcome.assignment))
@@ -187,6 +237,7 @@ def _preview(request: HttpRequest, publication: Publication) -> HttpResponse:
         "platform": publication.platform,
         "instructions": campaign.instructions or (template.instructions if template else ""),
         "example": preview_example(campaign),
+        "facts": session_facts(campaign, publication),
     }
     return TemplateResponse(request, "crowd/preview.html", context)
 

@@ -92,14 +92,17 @@ def gold_author(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
                 else "Choose an original.",
                 fields={"original": ["Give the id of one of the campaign's originals."]},
             )
-        gold.gold_round_author(
+        authored = gold.gold_round_author(
             campaign=campaign, original=original, kind=post.get("kind", ""), items=items
         )
     except CfannotateError as error:
         context = {**_author_context(campaign, post, error), "rounds": gold_rounds_of(campaign)}
         template = PAGE + ("#author" if request.htmx else "")
         return TemplateResponse(request, template, context, status=error.status_code)
-    messages.success(request, f"A round was authored on original {original.external_id}.")
+    # Named by its kind (workers see training rounds, never gold), and by the original's id
+    # alone: its text may end with a period of its own.
+    kind = "training" if authored.kind == GoldKind.TRAINING else "gold"
+    messages.success(request, f"A {kind} round was authored on original {original.external_id}.")
     target = reverse("gold-page", args=[campaign.id])
     return HttpResponseClientRedirect(target) if request.htmx else redirect(target)
 

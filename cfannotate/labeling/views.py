@@ -28,8 +28,15 @@ from cfannotate.core.exceptions import (
 )
 from cfannotate.core.framing import allow_form_posts
 from cfannotate.core.htmx import HtmxHttpRequest
+from cfannotate.crowd.models import Platform
 from cfannotate.crowd.providers import allow_platform_framing, handback_for
-from cfannotate.crowd.tokens import assignment_binding_check, form_token, form_token_check
+from cfannotate.crowd.services import ANONYMOUS_ID
+from cfannotate.crowd.tokens import (
+    assignment_binding_check,
+    form_token,
+    form_token_check,
+    resume_code,
+)
 from cfannotate.labeling import rounds
 from cfannotate.labeling.assignments import raise_if_expired
 from cfannotate.labeling.models import Assignment, AssignmentState, RoundKind
@@ -74,9 +81,19 @@ def worker_view(view: Callable) -> Callable:
     return wrapped
 
 
+def _resume_code(assignment: Assignment) -> str:
+    """Anonymous link workers' only way back from another device; others have their own
+    (a personal link, their platform), and a revoked personal link must stay revoked."""
+    worker = assignment.worker
+    if worker.platform == Platform.LINK and ANONYMOUS_ID.match(worker.external_id):
+        return resume_code(assignment)
+    return ""
+
+
 def _context(assignment: Assignment, token: str, **extra) -> dict:
     template = template_for(assignment.campaign.task_type)
     return {
+        "resume_code": _resume_code(assignment),
         "assignment": assignment,
         "campaign": assignment.campaign,
         "token": token,

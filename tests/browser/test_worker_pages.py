@@ -230,8 +230,11 @@ def test_keyboard_mouse_and_mixed_answers_land_on_the_item_shown(live_server, pa
 
     # Mouse only, out of order.
     page.get_by_role("heading", name="Round 2 of 3").wait_for()
-    for index, valid, label in ((3, "Invalid", "Positive"), (1, "Valid", "Negative"),
-                                (2, "Valid", "Positive")):
+    for index, valid, label in (
+        (3, "Invalid", "Positive"),
+        (1, "Valid", "Negative"),
+        (2, "Valid", "Positive"),
+    ):
         page.locator(f"#item-{index}").get_by_label(valid, exact=True).check()
         page.locator(f"#item-{index}").get_by_label(label).check()
         assert _current(page) == f"item-{index}"
@@ -296,3 +299,32 @@ def test_back_and_forward_in_a_round_land_on_a_working_page(live_server, page):
     page.get_by_role("heading", name="Round 3 of 3").wait_for()
     assert Round.objects.get(position=2).submitted_at is not None
     assert page.console_errors == [], page.console_errors
+
+
+def test_a_worker_resumes_on_a_phone_with_the_code_from_their_round(live_server, browser):
+    campaign = make_labeling_campaign(units=2, rounds_per_assignment=1)
+    join_url = live_server.url + reverse("join", kwargs={"token": join_token(campaign.id)})
+    laptop = browser.new_context()
+    page = laptop.new_page()
+    page.goto(join_url)
+    page.get_by_role("button", name="Start").click()
+    page.get_by_role("link", name="Start").click()
+    page.get_by_role("button", name="Submit round").wait_for()
+    code = page.locator(".resume-code strong").inner_text()
+    laptop.close()
+
+    phone = browser.new_context(viewport={"width": 360, "height": 740}, is_mobile=True)
+    page = phone.new_page()
+    page.goto(join_url)
+    assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
+    box = page.get_by_label("Resume code")
+    box.fill("12-WRONGCODE2")
+    page.get_by_role("button", name="Resume").click()
+    page.get_by_role("alert").get_by_text("No task of yours has this code here").wait_for()
+    assert page.get_by_label("Resume code").input_value() == "12-WRONGCODE2"  # kept to fix
+    assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
+    page.get_by_label("Resume code").fill(code.lower())
+    page.get_by_role("button", name="Resume").click()
+    page.get_by_role("heading", name="Training round").wait_for()
+    assert Assignment.objects.count() == 1
+    phone.close()

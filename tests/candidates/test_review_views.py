@@ -228,6 +228,9 @@ def test_promote_two_candidates_to_a_gold_round(logged_in, campaign):
     assert not LabelingUnit.objects.filter(original=original).exists()
     gold_page = logged_in.get(reverse("gold-page", args=[campaign.id])).content.decode()
     assert "The negation flips it." in gold_page and "Training round" in gold_page
+    # The message names the kind made and ends with one period, whatever the text ends with.
+    made = f"A training round was made from original {original.external_id}."
+    assert made in gold_page and f"{made}." not in gold_page
 
 
 def test_gold_page_edits_answers_until_a_worker_has_the_round(logged_in, campaign):

@@ -72,3 +72,18 @@ def test_entry_and_link_tokens_are_their_own_kinds():
     ):
         with pytest.raises(Forbidden):
             read(token)
+
+
+def test_a_resume_code_names_its_assignment_until_the_nonce_rotates():
+    from types import SimpleNamespace
+
+    from cfannotate.crowd.tokens import resume_code, resume_code_matches, resume_code_parse
+
+    assignment = SimpleNamespace(id=42, token_nonce="n1")
+    code = resume_code(assignment)
+    assert code.startswith("42-") and len(code) == 13
+    assert resume_code_parse(f" {code.lower()[:5]} {code.lower()[5:]} ") == 42
+    assert resume_code_matches(code.lower(), "n1") and not resume_code_matches(code, "n2")
+    for malformed in ("", "42", "42-", "x-ABCDEFGHIJ", "42-ABCDEFGHI1", "4" * 13 + "-AAAAAAAAAA"):
+        assert resume_code_parse(malformed) is None
+    assert not resume_code_matches("42-é", "n1")  # non-ASCII is a wrong code, not a crash

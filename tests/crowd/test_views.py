@@ -9,6 +9,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from cfannotate.campaigns.models import Campaign
 from cfannotate.crowd.models import PersonalLink, Worker
 from cfannotate.crowd.services import (
     invitation_link_close,
@@ -22,9 +23,11 @@ from cfannotate.crowd.tokens import (
     join_token,
     link_token,
     personal_link_token,
+    resume_code,
+    worker_token,
 )
 from cfannotate.crowd.views import COOKIE_PREFIX, COOKIE_SALT
-from cfannotate.labeling.models import Assignment
+from cfannotate.labeling.models import Assignment, AssignmentState, Round
 
 pytestmark = pytest.mark.django_db
 
@@ -212,3 +215,152 @@ def test_a_revoked_personal_link_stops_working_and_so_do_the_pages_it_opened(cli
     assert client.get(resumed["Location"]).status_code == 200
     # Making that link replaced nothing but itself: one live link per worker and campaign.
     assert PersonalLink.objects.filter(revoked_at__isnull=True).get() == renewed
+
+
+# --- What the entry page tells a worker: rounds, time, pay ------------------------------------
+
+
+def _join_url(campaign) -> str:
+    return reverse("join", kwargs={"token": join_token(campaign.id)})
+
+
+def _visible_text(response) -> str:
+    """The page's text without tags, for checking the messages a worker reads."""
+    import html
+    import re
+
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", response.content.decode())).split())
+
+
+def _rounds_taking(seconds: int, assignments: int) -> None:
+    """Start `assignments` link assignments and mark all their rounds done in `seconds` each."""
+    for _ in range(assignments):
+        Client().post(_join_url(Campaign.objects.get()))
+    served = timezone.now() - timedelta(hours=1)
+    Round.objects.update(served_at=served, submitted_at=served + timedelta(seconds=seconds))
+
+
+def test_the_entry_page_gives_rounds_and_no_pay_or_time_it_cannot_know(client, campaign):
+    page = _visible_text(client.get(_join_url(campaign)))
+    # 1 training round, 2 rounds and 1 hidden gold round: the worker sees 4, never "gold".
+    assert "4 rounds" in page and "gold" not in page.lower()
+    assert "minute" not in page and "Pay" not in page  # nothing to go by, nothing invented
+    assert ".." not in page
+
+
+def test_the_entry_page_estimates_time_from_past_rounds(client, campaign):
+    _rounds_taking(seconds=60, assignments=2)  # 8 rounds, enough to go by
+    page = _visible_text(client.get(_join_url(campaign)))
+    assert "About 4 minutes in all, going by how long other workers took." in page
+    assert "Pay" not in page  # an invitation link states no pay
+
+
+def test_a_platform_preview_states_its_pay_and_time(client, campaign):
+    from tests.crowd.conftest import entry_path, make_mturk_publication, make_prolific_publication
+
+    mturk = make_mturk_publication(campaign)
+    mturk.options = {"reward": "1.20"}
+    mturk.save()
+    preview = client.get(entry_path(mturk, assignmentId="ASSIGNMENT_ID_NOT_AVAILABLE"))
+    page = _visible_text(preview)
+    assert "Pay: US$1.20 for the whole assignment." in page
+    assert "minute" not in page  # MTurk's time allotted is a limit, not an estimate
+
+    prolific = make_prolific_publication(campaign)
+    prolific.options = {"places": 5, "reward_cents": 250, "minutes": 12}
+    prolific.save()
+    page = _visible_text(client.get(entry_path(prolific)))
+    assert "Pay: 2.50 in the study's currency for the whole assignment." in page
+    assert "About 12 minutes in all." in page and "4 rounds" in page and ".." not in page
+
+
+# --- Resuming with a code ----------------------------------------------------------------------
+
+
+def _started(campaign) -> tuple[Client, Assignment]:
+    first = Client()
+    response = first.post(_join_url(campaign))
+    return first, _assignment_of(response)
+
+
+def test_a_resume_code_on_another_device_leads_back_to_the_round(client, campaign):
+    _, assignment = _started(campaign)
+    code = resume_code(assignment)
+    start = reverse("worker-start", kwargs={"token": worker_token(assignment)})
+    # The worker's pages show the code.
+    assert code in client.get(start).content.decode()
+    # Typed by hand on another device: spaces and lower case are fine.
+    other = Client(enforce_csrf_checks=True)
+    page = other.get(_join_url(campaign))
+    csrf = page.cookies["csrftoken"].value
+    typed = f" {code.lower()} "
+    response = other.post(_join_url(campaign), {"code": typed, "csrfmiddlewaretoken": csrf})
+    assert response.status_code == 302 and response["Location"] == start
+    # That browser now comes back to the same worker by the link's Start button too.
+    assert _assignment_of(other.post(_join_url(campaign), {"csrfmiddlewaretoken": csrf})) == (
+        assignment
+    )
+    assert Assignment.objects.count() == 1
+    # Without the CSRF token the form is refused.
+    assert (
+        Client(enforce_csrf_checks=True).post(_join_url(campaign), {"code": code}).status_code
+        == 403
+    )
+
+
+@pytest.mark.parametrize("wrong", ["", "nonsense", "1-AAAAAAAAAA", "<b>x</b>"])
+def test_a_wrong_resume_code_shows_the_page_again_with_the_reason(client, campaign, wrong):
+    _started(campaign)
+    response = client.post(_join_url(campaign), {"code": wrong})
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "No task of yours has this code here." in page
+    assert 'aria-invalid="true"' in page and "<b>x</b>" not in page  # kept, escaped
+    if wrong == "<b>x</b>":
+        assert 'value="&lt;b&gt;x&lt;/b&gt;"' in page
+    assert ".." not in _visible_text(response)
+    assert COOKIE_PREFIX + str(campaign.id) not in response.cookies
+
+
+def test_a_resume_code_of_an_ended_or_named_assignment_is_refused(client, campaign):
+    _, assignment = _started(campaign)
+    code = resume_code(assignment)
+    Assignment.objects.filter(pk=assignment.pk).update(state=AssignmentState.EXPIRED)
+    response = client.post(_join_url(campaign), {"code": code})
+    assert response.status_code == 400 and b"This assignment expired after" in response.content
+
+    # A named worker comes back by their personal link: no code shows, none is taken,
+    # so revoking the link leaves nothing that still opens the work.
+    link = personal_link_create(campaign=campaign, worker_name="alice")
+    named = _assignment_of(client.post(_personal_url(link)))
+    start = reverse("worker-start", kwargs={"token": worker_token(named)})
+    assert b"resume code" not in client.get(start).content.lower()
+    assert client.post(_join_url(campaign), {"code": resume_code(named)}).status_code == 400
+
+
+def test_wrong_resume_codes_are_rate_limited(client, campaign, settings):
+    from django.core.cache import cache
+
+    cache.clear()
+    settings.TOKEN_FAILURE_RATE = "2/15m"
+    _, assignment = _started(campaign)
+    for _ in range(2):
+        assert client.post(_join_url(campaign), {"code": "1-AAAAAAAAAA"}).status_code == 400
+    # Past the limit even the right code waits, and the page says for how long.
+    response = client.post(_join_url(campaign), {"code": resume_code(assignment)})
+    assert response.status_code == 429
+    assert b"Too many wrong codes from your connection; try again in 15 minutes." in (
+        response.content
+    )
+    cache.clear()
+
+
+def test_a_used_up_link_still_offers_the_resume_box(client, campaign):
+    link = invitation_link_create(campaign=campaign, name="Lab", quota=1)
+    first = Client()
+    assignment = _assignment_of(first.post(_link_url(link)))
+    page = client.get(_link_url(link))
+    assert page.status_code == 409 and b"used up" in page.content
+    assert b"Resuming? Enter your code" in page.content and b">Start<" not in page.content
+    response = client.post(_link_url(link), {"code": resume_code(assignment)})
+    assert response.status_code == 302

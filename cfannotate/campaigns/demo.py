@@ -90,8 +90,9 @@ def demo_labeled_example(*, owner, seed: int = 2026) -> Campaign:
     """A campaign already labeled by a simulated crowd, so quality and exports show data.
 
     The counterfactuals are hand-written for the first twelve fixture reviews, with
-    their true validity and label; eight simulated workers label them through the real
-    assignment and round services (`cfannotate.labeling.simulation`), and quality
+    their true validity and label; eight simulated workers come for work, and the six
+    that find some (two of them spammers) label them through the real assignment and
+    round services (`cfannotate.labeling.simulation`), and quality
     control runs as it does after real rounds. The workers' ids start with `demo-`.
     """
     from cfannotate.candidates.services import candidates_import

@@ -24,12 +24,33 @@ from cfannotate.quality.selectors import (
 from cfannotate.quality.services import quality_refresh
 
 
-class AgreementSerializer(serializers.Serializer):
+@extend_schema_serializer(component_name="AgreementBasis")
+class BasisSerializer(serializers.Serializer):
     items = serializers.IntegerField()
+    judgments = serializers.IntegerField()
+    fewest = serializers.IntegerField(help_text="Fewest judgments of an item; 0 when none.")
+    most = serializers.IntegerField(help_text="Most judgments of an item; 0 when none.")
+
+
+class AgreementSerializer(serializers.Serializer):
+    items = serializers.IntegerField(help_text="Items with two or more judgments.")
     raw = serializers.FloatField(allow_null=True)
     cohen_kappa = serializers.FloatField(allow_null=True)
     fleiss_kappa = serializers.FloatField(allow_null=True)
     krippendorff_alpha = serializers.FloatField(allow_null=True)
+    basis = BasisSerializer(
+        help_text="What raw agreement, Fleiss' kappa and Krippendorff's alpha cover: "
+        "items with two or more judgments."
+    )
+    cohen_basis = BasisSerializer(
+        help_text="What Cohen's kappa covers: items with exactly two judgments."
+    )
+    raw_note = serializers.CharField()
+    cohen_kappa_note = serializers.CharField(
+        help_text="What the value is computed on, or why there is none, in words."
+    )
+    fleiss_kappa_note = serializers.CharField()
+    krippendorff_alpha_note = serializers.CharField()
 
 
 class WorkerQualitySerializer(serializers.Serializer):

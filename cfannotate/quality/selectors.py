@@ -47,6 +47,15 @@ class QualityReport:
     gold_coverage: GoldCoverage
     effects: "FilterEffects"
 
+    @property
+    def agreements(self) -> list[tuple[str, Agreement]]:
+        """The agreement rows of the page, each with what it is on."""
+        return [
+            ("Class label, all workers", self.label_agreement),
+            ("Class label, qualified workers", self.label_agreement_qualified),
+            ("Validity, all workers", self.validity_agreement),
+        ]
+
 
 def _shares(counts: dict[str, int], labels: list[str]) -> list[tuple[str, float]]:
     total = sum(counts.values())

@@ -202,3 +202,26 @@ def test_the_report_says_what_each_filter_removed_and_which_setting_to_look_at(
     assert effects["decided"] + effects["waiting"] + effects["capped"] > 0
     page = browser_client.get(reverse("quality-page", args=[campaign.id])).content.decode()
     assert 'id="filter-effects"' in page and "removed by the time rule alone" in page
+
+
+def test_the_page_and_the_api_say_what_agreement_is_computed_on(
+    browser_client, api_client, labeled
+):
+    html = browser_client.get(reverse("quality-page", args=[labeled.id])).content.decode()
+    report = api_client.get(f"/api/campaigns/{labeled.id}/quality/").json()
+    labels = report["label_agreement"]
+    basis = labels["basis"]
+    assert basis["items"] == labels["items"] > 0
+    assert basis["fewest"] == basis["most"] == 2  # K = 2
+    note = (
+        f"computed on {basis['items']} items with 2 judgments each ({basis['judgments']} judgments)"
+    )
+    assert labels["raw_note"] == note
+    # Both workers answered "negative" everywhere: chance agreement is total, so the
+    # kappas are undefined and say so instead of showing a blank.
+    assert labels["fleiss_kappa"] is None and labels["cohen_kappa"] is None
+    assert labels["fleiss_kappa_note"] == (
+        f"undefined, as all {basis['judgments']} judgments chose the same category"
+    )
+    assert note in html and "undefined, as all" in html
+    assert "NaN" not in html and "nan" not in report.__repr__()

@@ -44,6 +44,8 @@ class Command(BaseCommand):
             f"raw {_kappa(agreement.raw)}, Cohen's kappa {_kappa(agreement.cohen_kappa)}, "
             f"Fleiss' kappa {_kappa(agreement.fleiss_kappa)}."
         )
+        for note in agreement.notes:
+            self.stdout.write(f"  {note}")
         if apply:
             applied, failed = decisions_apply(campaign=found)
             message = f"Sent {applied} decision(s) to the platforms; {failed} refused."

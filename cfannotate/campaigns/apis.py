@@ -9,6 +9,7 @@ from rest_framework.views import APIView
 
 from cfannotate.campaigns import selectors, services
 from cfannotate.campaigns.models import SETTING_FIELDS, Campaign, TaskType
+from cfannotate.core.api_lists import paginated_response
 
 
 class LabelSerializer(serializers.Serializer):
@@ -42,10 +43,8 @@ class CampaignListApi(APIView):
 
     @extend_schema(responses=CampaignOutputSerializer(many=True))
     def get(self, request: Request) -> Response:
-        paginator = self.pagination_class()
-        queryset = selectors.campaigns_for_owner(request.user).prefetch_related("labels")
-        page = paginator.paginate_queryset(queryset, request, view=self)
-        return paginator.get_paginated_response(CampaignOutputSerializer(page, many=True).data)
+        campaigns = selectors.campaigns_for_owner(request.user).prefetch_related("labels")
+        return paginated_response(self, request, campaigns, CampaignOutputSerializer)
 
 
 class CampaignCreateApi(APIView):
@@ -108,9 +107,8 @@ class OriginalListApi(APIView):
     @extend_schema(responses=OriginalOutputSerializer(many=True))
     def get(self, request: Request, campaign_id: int) -> Response:
         campaign = selectors.campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
-        paginator = self.pagination_class()
-        page = paginator.paginate_queryset(selectors.originals_of(campaign), request, view=self)
-        return paginator.get_paginated_response(OriginalOutputSerializer(page, many=True).data)
+        originals = selectors.originals_of(campaign)
+        return paginated_response(self, request, originals, OriginalOutputSerializer)
 
 
 class OriginalImportApi(APIView):

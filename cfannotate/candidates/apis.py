@@ -24,6 +24,7 @@ from cfannotate.candidates.models import (
     GenerationRun,
 )
 from cfannotate.candidates.uploads import uploaded_bytes
+from cfannotate.core.api_lists import paginated_response
 from cfannotate.core.exceptions import NotFound
 
 
@@ -150,7 +151,7 @@ class OriginalGenerationSerializer(serializers.Serializer):
 class GenerationStatusApi(APIView):
     """Per original: candidates kept, dropped by each filter, selected, and why none was kept."""
 
-    pagination_class = PageNumberPagination
+    pagination_class = PageNumberPagination  # also tells the schema the list is paginated
 
     class FilterSerializer(serializers.Serializer):
         empty = serializers.BooleanField(
@@ -165,9 +166,7 @@ class GenerationStatusApi(APIView):
         statuses = selectors.generation_status(campaign)
         if query.validated_data["empty"]:
             statuses = [status for status in statuses if not status.kept]
-        paginator = self.pagination_class()
-        page = paginator.paginate_queryset(statuses, request, view=self)
-        return paginator.get_paginated_response(OriginalGenerationSerializer(page, many=True).data)
+        return paginated_response(self, request, statuses, OriginalGenerationSerializer)
 
 
 class CandidateImportApi(APIView):
@@ -315,11 +314,8 @@ class CandidateListApi(APIView):
         campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
         query = CandidateFilterSerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        paginator = self.pagination_class()
-        page = paginator.paginate_queryset(
-            selectors.candidates_filtered(campaign, query.filters()), request, view=self
-        )
-        return paginator.get_paginated_response(CandidateSerializer(page, many=True).data)
+        candidates = selectors.candidates_filtered(campaign, query.filters())
+        return paginated_response(self, request, candidates, CandidateSerializer)
 
 
 class CandidateDetailApi(APIView):

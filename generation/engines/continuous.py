@@ -3,7 +3,7 @@
 Every prompt becomes a request to transformers' `ContinuousBatchingManager`: paged
 attention over a block cache, a request's rows replaced by waiting ones as soon as
 they finish, prompt blocks shared between requests with the same prefix (the few-shot
-examples, an original's context), and CUDA graphs on GPU. Our stop rules map onto its
+examples, an original's context). Our stop rules map onto its
 own: end of text and (for few-shot prompts) every newline token are end-of-sequence
 ids of the request, and each request has its own token budget. A request that must
 stop after its N-th [ANSWER] marker runs to its budget and is cut there afterwards,
@@ -24,6 +24,7 @@ import logging
 import torch
 from transformers import GenerationConfig
 from transformers.generation.configuration_utils import ContinuousBatchingConfig
+from transformers.generation.continuous_batching.utils import WorkloadHints
 
 from generation.constraints import breaks_format, writing_rule
 from generation.decoding import (
@@ -95,8 +96,6 @@ class ContinuousEngine:
         copies = config.per_prompt if config.do_sample else 1
         generation_config = _generation_config(self.lm, config, copies, stops, rule.always_banned())
         batching = _batching_config(self.lm, config, inputs, max_new_tokens, copies)
-        from transformers.generation.continuous_batching.utils import WorkloadHints
-
         hints = WorkloadHints(
             max_prompt_length=max(len(ids) for ids in inputs),
             max_generated_length=max(max_new_tokens),

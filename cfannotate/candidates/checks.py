@@ -20,7 +20,8 @@ def generation_defaults_check(app_configs, **kwargs):
     server = settings.INFERENCE_SERVER
     if engine == "auto" and not any(value not in (None, "") for value in server.values()):
         return []
-    from generation.engines import ENGINE_NAMES, ServerConfig
+    from generation.engines import ENGINE_NAMES
+    from generation.engines.base import server_problems
 
     problems = []
     if engine not in ENGINE_NAMES:
@@ -31,16 +32,15 @@ def generation_defaults_check(app_configs, **kwargs):
                 id="candidates.E001",
             )
         )
-    given = {key: value for key, value in server.items() if value not in (None, "")}
-    try:
-        # Placeholders where a campaign may still give the value; each given one is checked.
-        ServerConfig(
-            base_url=given.pop("url", "http://placeholder"),
-            model=given.pop("model", "placeholder"),
-            **given,
-        )
-    except ValueError as error:
-        message = str(error)
+    # Only the defaults the site gives are checked; a campaign may give the rest.
+    given = {
+        "base_url" if key == "url" else key: value
+        for key, value in server.items()
+        if value not in (None, "")
+    }
+    problems_found = server_problems(given)
+    if problems_found:
+        message = "; ".join(problems_found) + "."
         # Longest first: "server_api" is the start of "server_api_key_env".
         for option in sorted(SERVER_VARIABLES, key=len, reverse=True):
             message = message.replace(option, SERVER_VARIABLES[option])

@@ -19,6 +19,7 @@ one runs:
 `name` and `model_name` are recorded on every candidate (which backend and model made it).
 """
 
+import dataclasses
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -67,24 +68,37 @@ class ServerConfig:
     backoff: float = 1.0  # seconds before the first retry; doubled each time
 
     def __post_init__(self) -> None:
-        problems = []
-        if not self.base_url.startswith(("http://", "https://")):
-            problems.append(
-                f"server_url must start with http:// or https:// (got {self.base_url!r})"
-            )
-        if not self.model.strip():
-            problems.append("server_model is required with the server engine")
-        if self.api not in SERVER_APIS:
-            problems.append(f"server_api must be one of {', '.join(SERVER_APIS)}")
-        if self.concurrency < 1:
-            problems.append("server_concurrency must be at least 1")
-        if not self.timeout > 0:
-            problems.append("server_timeout must be positive")
-        if self.retries < 0:
-            problems.append("server_retries must be 0 or more")
+        problems = server_problems(dataclasses.asdict(self))
         if problems:
             raise ValueError("; ".join(problems) + ".")
 
     def api_key(self) -> str | None:
         """The key from the environment, or None when no variable is named or it is unset."""
         return os.environ.get(self.api_key_env) or None if self.api_key_env else None
+
+
+def server_problems(values: dict) -> list[str]:
+    """What is wrong with server settings, named by option; only the ones given are checked
+    (a site's defaults may leave the URL and model to each campaign)."""
+    checks = {
+        "base_url": (
+            lambda url: str(url).startswith(("http://", "https://")),
+            lambda url: f"server_url must start with http:// or https:// (got {url!r})",
+        ),
+        "model": (
+            lambda model: bool(str(model).strip()),
+            lambda _: "server_model is required with the server engine",
+        ),
+        "api": (
+            lambda api: api in SERVER_APIS,
+            lambda _: f"server_api must be one of {', '.join(SERVER_APIS)}",
+        ),
+        "concurrency": (lambda n: n >= 1, lambda _: "server_concurrency must be at least 1"),
+        "timeout": (lambda seconds: seconds > 0, lambda _: "server_timeout must be positive"),
+        "retries": (lambda n: n >= 0, lambda _: "server_retries must be 0 or more"),
+    }
+    return [
+        describe(values[name])
+        for name, (holds, describe) in checks.items()
+        if name in values and not holds(values[name])
+    ]

@@ -39,6 +39,19 @@ from generation.tokens import ANSWER
 
 logger = logging.getLogger(__name__)
 
+
+class _KnownProcessorNotice(logging.Filter):
+    """Drops transformers' notice that the suppress-tokens processor "might not be supported
+    by CB": it only masks columns of the logits, and a test shows continuous batching
+    applies it (tests/generation/test_constraints.py). Other notices pass."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        return not ("SuppressTokensLogitsProcessor" in message and "might not be" in message)
+
+
+logging.getLogger("ContinuousBatchingLogger").addFilter(_KnownProcessorNotice())
+
 # How long to wait for one result before checking that the generation thread lives.
 POLL_SECONDS = 1.0
 # On CPU the paged cache is sized for the workload in pages of this many tokens, and a

@@ -338,3 +338,22 @@ def test_perturb_reports_skipped_originals_and_bad_options(capsys):
     assert main(["perturb", "--generator", "causal-negation", "--option", "bogus=1", "a b"]) == 2
     assert "unknown option(s) bogus" in capsys.readouterr().err
     assert main(["perturb", "--generator", "causal-negation", "--option", "novalue", "a b"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        (["--engine", "server"], "--engine server needs --server-url and --server-model"),
+        (
+            ["--engine", "server", "--server-url", "gpu:8000", "--server-model", "m"],
+            "server_url must start with http:// or https://",
+        ),
+        (["--server-url", "http://gpu:8000/v1"], "--server-url needs --engine server"),
+    ],
+)
+def test_server_options_are_checked_before_anything_loads(capsys, arguments, expected):
+    from generation.cli import main
+
+    assert main(["perturb", *arguments, "The movie was great."]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error.startswith("perturb: ") and expected in error and "\n" not in error

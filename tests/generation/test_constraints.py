@@ -1,5 +1,7 @@
 """What the model may write (generation.constraints): the rule, the loop and the engines obey it."""
 
+import logging
+
 import pytest
 import torch
 
@@ -139,3 +141,36 @@ def test_sampled_candidates_of_the_packaged_model_hold_no_banned_marker(tmp_path
                 candidate = strategy.parse(request, text, specials)
                 if candidate is not None:
                     assert not breaks_format(candidate) and "[" not in candidate, candidate
+
+
+def test_continuous_batching_applies_the_static_ban_itself(tiny_lm, monkeypatch):
+    """Tokens banned everywhere never come out of continuous batching, without our loop's
+    second pass: transformers keeps the suppress-tokens processor in continuous batching,
+    and the engine silences only its "might not be supported" notice."""
+    from generation.engines import continuous
+
+    tokenizer = tiny_lm.tokenizer
+    banned = writing_rule(tokenizer, frozenset(eos_token_ids(tiny_lm))).always_banned()
+    favoured = [tokenizer.convert_tokens_to_ids(t) for t in ("[SEP]", "[BLANK]", "<|perturb|>")]
+    assert set(favoured) <= set(banned)
+    bias = torch.zeros(tiny_lm.model.config.vocab_size)
+    bias[favoured] = 100.0
+    hook = tiny_lm.model.get_output_embeddings().register_forward_hook(lambda m, i, out: out + bias)
+
+    def no_second_pass(*args, **kwargs):
+        raise AssertionError("continuous batching let a token banned everywhere through")
+
+    monkeypatch.setattr(continuous, "generate_continuations", no_second_pass)
+    # transformers' continuous-batching logger does not propagate: listen to it directly.
+    seen: list[str] = []
+    listener = logging.Handler()
+    listener.emit = lambda record: seen.append(record.getMessage())
+    cb_logger = logging.getLogger("ContinuousBatchingLogger")
+    cb_logger.addHandler(listener)
+    try:
+        outputs = make_engine("continuous", lm=tiny_lm).generate(PROMPTS, [8, 8], GREEDY)
+    finally:
+        hook.remove()
+        cb_logger.removeHandler(listener)
+    assert all(texts[0] and not breaks_format(texts[0]) for texts in outputs)
+    assert not any("SuppressTokensLogitsProcessor" in message for message in seen), seen

@@ -201,7 +201,7 @@ def best_of(repeats: int, run):
     return *best, result
 
 
-def main() -> int:
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="48 originals, 12 candidates each")
     parser.add_argument("--originals", type=int, default=None)
@@ -213,7 +213,51 @@ def main() -> int:
         help="pool sizes to time, comma-separated (default: 2 and every core up to 8)",
     )
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def _annotations(result: PostprocessResult) -> list[tuple]:
+    """What two annotation runs must agree on, candidate by candidate."""
+    return [(c.record, c.code, c.edit, c.relationship) for c in result.candidates]
+
+
+def warm_up(texts: list[str], seed: int) -> None:
+    """spaCy's models loaded, and both sides run once on a few candidates, untimed."""
+    from generation import annotation_pool
+    from generation.parsing import load_nlp
+
+    load_nlp(), annotation_pool.annotation_nlp(SPACY_MODEL)
+    warm_originals, warm_records = word_edit_candidates(texts[:4], 4, seed + 1)
+    annotate(warm_records, warm_originals, parses=ParseCache(), workers=0)
+    baseline_annotate(warm_records, warm_originals, parses=ParseCache())
+
+
+def pool_measure(records, originals, repeats: int, workers: int, ours, ours_s: float):
+    """Ours with a pool of `workers`, started and warmed by one untimed run (spaCy loads
+    once per worker), then timed as a long run finds it, and printed: (speed-up over one
+    core, this process's CPU ms per candidate, whether it annotates as one core does)."""
+    annotated = len(ours.candidates)
+    started = time.perf_counter()
+    annotate(records, originals, parses=ParseCache(), workers=workers)
+    first_s = time.perf_counter() - started
+    pool_s, pool_cpu_s, pooled = best_of(
+        repeats,
+        lambda: annotate(records, originals, parses=ParseCache(), workers=workers),
+    )
+    speedup = ours_s / pool_s
+    main_cpu_ms = pool_cpu_s / annotated * 1000
+    same = _annotations(pooled) == _annotations(ours)
+    print(
+        f"ours, {workers} workers: {pool_s:.2f} s = {pool_s / annotated * 1000:.3f} ms per "
+        f"candidate, {speedup:.2f}x one core (first run, starting the pool: "
+        f"{first_s:.1f} s); this process's CPU: {main_cpu_ms:.3f} ms per "
+        f"candidate; same annotations: {'yes' if same else 'NO'}"
+    )
+    return speedup, main_cpu_ms, same
+
+
+def main() -> int:
+    args = arguments()
     count = args.originals or (48 if args.quick else 256)
     per_original = args.per_original or (12 if args.quick else 16)
     repeats = args.repeats or (1 if args.quick else 3)
@@ -225,14 +269,10 @@ def main() -> int:
     )
 
     from generation import annotation_pool
-    from generation.parsing import load_nlp
 
     texts, source = original_texts(count)
     originals, records = word_edit_candidates(texts, per_original, args.seed)
-    load_nlp(), annotation_pool.annotation_nlp(SPACY_MODEL)
-    warm_originals, warm_records = word_edit_candidates(texts[:4], 4, args.seed + 1)
-    annotate(warm_records, warm_originals, parses=ParseCache(), workers=0)
-    baseline_annotate(warm_records, warm_originals, parses=ParseCache())
+    warm_up(texts, args.seed)
 
     # One core: a fresh cache each run, so every text is parsed as in a real run.
     base_s, _, base = best_of(
@@ -242,9 +282,7 @@ def main() -> int:
         repeats, lambda: annotate(records, originals, parses=ParseCache(), workers=0)
     )
     annotated = len(ours.candidates)
-    same = [(c.record, c.code, c.edit, c.relationship) for c in ours.candidates] == [
-        (c.record, c.code, c.edit, c.relationship) for c in base.candidates
-    ]
+    same = _annotations(ours) == _annotations(base)
     per_candidate_ms = ours_s / annotated * 1000
     baseline_ms = base_s / annotated * 1000
     print(
@@ -257,29 +295,10 @@ def main() -> int:
     print(f"ours, one core:     {ours_s:.2f} s = {per_candidate_ms:.3f} ms per candidate")
     print(f"same annotations as the baseline: {'yes' if same else 'NO'}")
 
-    # The pool: started and warmed by one untimed run (spaCy loads once per worker),
-    # then timed as a long run finds it.
     speedups, main_cpu_ms = {}, {}
     for workers in pools:
-        started = time.perf_counter()
-        annotate(records, originals, parses=ParseCache(), workers=workers)
-        first_s = time.perf_counter() - started
-        pool_s, pool_cpu_s, pooled = best_of(
-            repeats,
-            lambda workers=workers: annotate(
-                records, originals, parses=ParseCache(), workers=workers
-            ),
-        )
-        speedups[workers] = ours_s / pool_s
-        main_cpu_ms[workers] = pool_cpu_s / annotated * 1000
-        same_pool = [(c.record, c.code, c.edit, c.relationship) for c in pooled.candidates] == [
-            (c.record, c.code, c.edit, c.relationship) for c in ours.candidates
-        ]
-        print(
-            f"ours, {workers} workers: {pool_s:.2f} s = {pool_s / annotated * 1000:.3f} ms per "
-            f"candidate, {speedups[workers]:.2f}x one core (first run, starting the pool: "
-            f"{first_s:.1f} s); this process's CPU: {main_cpu_ms[workers]:.3f} ms per "
-            f"candidate; same annotations: {'yes' if same_pool else 'NO'}"
+        speedups[workers], main_cpu_ms[workers], same_pool = pool_measure(
+            records, originals, repeats, workers, ours, ours_s
         )
         same = same and same_pool
     annotation_pool.shutdown()

@@ -414,6 +414,27 @@ def campaign_prepare(researcher: Researcher, config: Config, pairs: list[Pair]) 
     labeled = pairs[: config.originals]
     gold = pairs[config.originals : config.originals + config.gold_rounds]
     training = pairs[config.originals + config.gold_rounds :]
+    campaign = campaign_create(researcher, config)
+    base = f"/api/campaigns/{campaign['id']}"
+    uploaded, ids = originals_upload(researcher, base, pairs)
+    _note(f"campaign {campaign['id']}: {uploaded['imported']} originals uploaded")
+    gold_author(researcher, base, ids, gold, training)
+    _note(f"{len(gold)} gold and {len(training)} training rounds authored")
+    imported = candidates_import(researcher, base, labeled)
+    _note(f"{imported['imported']} candidates imported; waiting for the background selection")
+    selected = selection_wait(researcher, base, imported["kept"])
+    return {
+        "id": campaign["id"],
+        "originals": uploaded["imported"],
+        "imported": imported["imported"],
+        "kept_on_import": imported["kept"],
+        "selected": selected,
+        "join_path": labeling_open(researcher, campaign["id"]),
+    }
+
+
+def campaign_create(researcher: Researcher, config: Config) -> dict:
+    """The NLI campaign with the run's settings (the time rule scaled): its API record."""
     settings = {
         "judgments_per_candidate": config.k,
         "rounds_per_assignment": config.rounds,
@@ -421,14 +442,17 @@ def campaign_prepare(researcher: Researcher, config: Config, pairs: list[Pair]) 
         "training_rounds": config.training_rounds,
         "min_median_seconds": round(config.min_median_seconds * config.time_scale, 3),
     }
-    campaign = researcher.call(
+    return researcher.call(
         "POST",
         "/api/campaigns/create/",
         201,
         json={"name": "Crowd over HTTP (CAD NLI)", "task_type": "nli", "settings": settings},
     ).json()
-    base = f"/api/campaigns/{campaign['id']}"
 
+
+def originals_upload(researcher: Researcher, base: str, pairs: list[Pair]) -> tuple[dict, dict]:
+    """Every pair's premise and hypothesis as a TSV upload: (the upload's answer, original
+    ids by pair id)."""
     table = io.StringIO()
     writer = csv.writer(table, delimiter="\t", lineterminator="\n")
     writer.writerow(["pair_id", "sentence1", "sentence2", "gold_label"])
@@ -442,8 +466,13 @@ def campaign_prepare(researcher: Researcher, config: Config, pairs: list[Pair]) 
         data={"mapping": json.dumps(mapping)},
     ).json()
     ids = {row["external_id"]: row["id"] for row in researcher.pages(f"{base}/originals/")}
-    _note(f"campaign {campaign['id']}: {uploaded['imported']} originals uploaded")
+    return uploaded, ids
 
+
+def gold_author(
+    researcher: Researcher, base: str, ids: dict, gold: list[Pair], training: list[Pair]
+) -> None:
+    """A gold (or training) round per held-out pair, its revised hypotheses as the items."""
     for kind, group in (("gold", gold), ("training", training)):
         for pair in group:
             items = [
@@ -458,42 +487,43 @@ def campaign_prepare(researcher: Researcher, config: Config, pairs: list[Pair]) 
             gold_round = {"original": ids[pair.id], "kind": kind, "items": items}
             researcher.call("POST", f"{base}/gold/", 201, json=gold_round)
 
+
+def candidates_import(researcher: Researcher, base: str, labeled: list[Pair]) -> dict:
+    """The labeled pairs' revised hypotheses as a candidate CSV import: the import's answer."""
     table = io.StringIO()
     writer = csv.writer(table, lineterminator="\n")
     writer.writerow(["original_id", "text"])
     writer.writerows([pair.id, text] for pair in labeled for text, _ in pair.revised)
-    _note(f"{len(gold)} gold and {len(training)} training rounds authored")
-    imported = researcher.call(
+    return researcher.call(
         "POST",
         f"{base}/candidates/import/",
         201,
         files={"file": ("candidates.csv", table.getvalue().encode(), "text/csv")},
     ).json()
 
-    _note(f"{imported['imported']} candidates imported; waiting for the background selection")
+
+def selection_wait(researcher: Researcher, base: str, kept: int) -> int:
+    """Candidates selected into units, once all `kept` are (or after 180 s, at least one)."""
     # Selection into units runs in the task worker, as after a generation run.
     deadline = time.monotonic() + 180
     selected = 0
     while time.monotonic() < deadline:
         selected = researcher.count(f"{base}/candidates/", status="selected")
-        if selected >= imported["kept"]:
+        if selected >= kept:
             break
         time.sleep(1.0)
     if not selected:
         _fail("the background selection put no candidate into a unit within 180 s.")
+    return selected
 
-    opened = researcher.page_post(f"/campaigns/{campaign['id']}/labeling/open/", htmx=True)
+
+def labeling_open(researcher: Researcher, campaign_id: int) -> str:
+    """Labeling opened on the campaign page (no API for that): the invitation's join path."""
+    opened = researcher.page_post(f"/campaigns/{campaign_id}/labeling/open/", htmx=True)
     found = _INVITATION.search(opened.text)
     if opened.status_code != 200 or found is None:
         _fail(f"opening labeling answered {opened.status_code}: {opened.text[:300]}")
-    return {
-        "id": campaign["id"],
-        "originals": uploaded["imported"],
-        "imported": imported["imported"],
-        "kept_on_import": imported["kept"],
-        "selected": selected,
-        "join_path": urlsplit(unescape(found.group(1))).path,
-    }
+    return urlsplit(unescape(found.group(1))).path
 
 
 # --------------------------------------------------------------------------- measuring

@@ -169,16 +169,42 @@ class _Insert:
 
 def populate(*, owner, counterfactuals: int, seed: int = 7, progress: bool = True):
     """A sentiment campaign with `counterfactuals` aggregated labels of three votes each."""
-    from django.core.management.color import no_style
-    from django.db import connection, transaction
+    from django.db import transaction
     from django.db.models import Max
-    from django.utils.text import slugify
 
-    from cfannotate.campaigns.models import Campaign, CampaignLabel, Original, TaskType
-    from cfannotate.candidates.models import Candidate, CandidateSource, CandidateStatus
-    from cfannotate.quality.models import AggregatedLabel
+    from cfannotate.campaigns.models import Original
+    from cfannotate.candidates.models import Candidate
 
     rng = random.Random(seed)
+    campaign, labels = _campaign_create(owner, rng)
+    insert_original, insert_candidate, insert_aggregate = _inserts()
+    next_original = (Original.objects.aggregate(n=Max("id"))["n"] or 0) + 1
+    next_candidate = (Candidate.objects.aggregate(n=Max("id"))["n"] or 0) + 1
+    started = time.perf_counter()
+    made = 0
+    while made < counterfactuals:
+        originals, candidates, aggregates = _batch_rows(
+            rng, campaign.pk, labels, next_original, next_candidate, counterfactuals - made
+        )
+        next_original += len(originals)
+        next_candidate += len(candidates)
+        made += len(candidates)
+        with transaction.atomic():
+            insert_original(originals)
+            insert_candidate(candidates)
+            insert_aggregate(aggregates)
+        if progress:
+            _progress(made, counterfactuals, started)
+    _sequences_reset()
+    return campaign
+
+
+def _campaign_create(owner, rng: random.Random):
+    """The campaign and its two labels: (campaign, the labels' ids)."""
+    from django.utils.text import slugify
+
+    from cfannotate.campaigns.models import Campaign, CampaignLabel, TaskType
+
     # Made directly, not by campaign_create: its generator check imports the ML stack
     # (torch, transformers, spaCy: ~400 MB resident) that an export never needs.
     name = f"Export benchmark {rng.randrange(10**6)}"
@@ -195,6 +221,15 @@ def populate(*, owner, counterfactuals: int, seed: int = 7, progress: bool = Tru
         ).pk
         for position, value in enumerate(("negative", "positive"))
     ]
+    return campaign, labels
+
+
+def _inserts() -> tuple[_Insert, _Insert, _Insert]:
+    """The bulk inserts of originals, candidates and aggregated labels."""
+    from cfannotate.campaigns.models import Original
+    from cfannotate.candidates.models import Candidate
+    from cfannotate.quality.models import AggregatedLabel
+
     insert_original = _Insert(Original, ("id", "campaign_id", "external_id", "text", "label_id"))
     insert_candidate = _Insert(
         Candidate,
@@ -214,65 +249,92 @@ def populate(*, owner, counterfactuals: int, seed: int = 7, progress: bool = Tru
         AggregatedLabel,
         ("candidate_id", "label_id", "is_valid", "kept", "votes", "qualified_votes", "agreement"),
     )
-    next_original = (Original.objects.aggregate(n=Max("id"))["n"] or 0) + 1
-    next_candidate = (Candidate.objects.aggregate(n=Max("id"))["n"] or 0) + 1
-    started = time.perf_counter()
-    made = 0
-    while made < counterfactuals:
-        originals, candidates, aggregates = [], [], []
-        for _ in range(BATCH_ORIGINALS):
-            if made >= counterfactuals:
-                break
-            text = (
-                f"Review {next_original}: the film was {rng.choice(WORDS)} and "
-                f"{rng.choice(WORDS)}, with a {rng.choice(WORDS)} ending."
+    return insert_original, insert_candidate, insert_aggregate
+
+
+def _batch_rows(
+    rng: random.Random,
+    campaign_id: int,
+    labels: list[int],
+    next_original: int,
+    next_candidate: int,
+    wanted: int,
+) -> tuple[list[tuple], list[tuple], list[tuple]]:
+    """Up to BATCH_ORIGINALS originals with PER_ORIGINAL counterfactuals each, at most
+    `wanted` counterfactuals in all, numbered from the ids given: (originals, candidates,
+    aggregated labels)."""
+    originals, candidates, aggregates = [], [], []
+    for _ in range(BATCH_ORIGINALS):
+        if len(candidates) >= wanted:
+            break
+        text = (
+            f"Review {next_original}: the film was {rng.choice(WORDS)} and "
+            f"{rng.choice(WORDS)}, with a {rng.choice(WORDS)} ending."
+        )
+        originals.append(
+            (next_original, campaign_id, f"x{next_original}", text, rng.choice(labels))
+        )
+        for position in range(min(PER_ORIGINAL, wanted - len(candidates))):
+            candidate, aggregate = _counterfactual_rows(
+                rng, campaign_id, labels, next_original, next_candidate, text, position
             )
-            originals.append(
-                (next_original, campaign.pk, f"x{next_original}", text, rng.choice(labels))
-            )
-            for position in range(min(PER_ORIGINAL, counterfactuals - made)):
-                removed, added = rng.sample(WORDS, 2)
-                candidates.append(
-                    (
-                        next_candidate,
-                        campaign.pk,
-                        next_original,
-                        f"{text} Variant {position}: not {added}.",
-                        CandidateSource.GENERATED,
-                        "polyjuice",
-                        rng.choice(CODES),
-                        {"ops": [{"removed_tokens": [removed], "added_tokens": ["not", added]}]},
-                        CandidateStatus.SELECTED,
-                    )
-                )
-                # Most counterfactuals are valid and agreed on; about half flip the label.
-                kept = rng.random() < 0.85
-                agreeing = VOTES if rng.random() < 0.7 else VOTES - 1
-                aggregates.append(
-                    (
-                        next_candidate,
-                        rng.choice(labels),
-                        kept or rng.random() < 0.5,
-                        kept,
-                        VOTES,
-                        VOTES,
-                        agreeing / VOTES,
-                    )
-                )
-                next_candidate += 1
-                made += 1
-            next_original += 1
-        with transaction.atomic():
-            insert_original(originals)
-            insert_candidate(candidates)
-            insert_aggregate(aggregates)
-        if progress:
-            _progress(made, counterfactuals, started)
-    # Ids were given explicitly; PostgreSQL's sequences must learn of them.
+            candidates.append(candidate)
+            aggregates.append(aggregate)
+            next_candidate += 1
+        next_original += 1
+    return originals, candidates, aggregates
+
+
+def _counterfactual_rows(
+    rng: random.Random,
+    campaign_id: int,
+    labels: list[int],
+    original_id: int,
+    candidate_id: int,
+    text: str,
+    position: int,
+) -> tuple[tuple, tuple]:
+    """One counterfactual of an original, and its aggregated label: (candidate, aggregate)."""
+    from cfannotate.candidates.models import CandidateSource, CandidateStatus
+
+    removed, added = rng.sample(WORDS, 2)
+    candidate = (
+        candidate_id,
+        campaign_id,
+        original_id,
+        f"{text} Variant {position}: not {added}.",
+        CandidateSource.GENERATED,
+        "polyjuice",
+        rng.choice(CODES),
+        {"ops": [{"removed_tokens": [removed], "added_tokens": ["not", added]}]},
+        CandidateStatus.SELECTED,
+    )
+    # Most counterfactuals are valid and agreed on; about half flip the label.
+    kept = rng.random() < 0.85
+    agreeing = VOTES if rng.random() < 0.7 else VOTES - 1
+    aggregate = (
+        candidate_id,
+        rng.choice(labels),
+        kept or rng.random() < 0.5,
+        kept,
+        VOTES,
+        VOTES,
+        agreeing / VOTES,
+    )
+    return candidate, aggregate
+
+
+def _sequences_reset() -> None:
+    """Ids were given explicitly; PostgreSQL's sequences must learn of them."""
+    from django.core.management.color import no_style
+    from django.db import connection
+
+    from cfannotate.campaigns.models import Original
+    from cfannotate.candidates.models import Candidate
+
     with connection.cursor() as cursor:
         for statement in connection.ops.sequence_reset_sql(no_style(), [Original, Candidate]):
             cursor.execute(statement)
-    return campaign
 
 
 # -- the two exports -------------------------------------------------------------------

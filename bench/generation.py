@@ -263,7 +263,8 @@ def start_loopback_server(model: str, device: str):
     return server, server.url, server.model
 
 
-def main() -> int:
+def arguments() -> argparse.Namespace:
+    """The command line, with `--quick`'s sizes applied."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="Small run, ~2 minutes on CPU.")
     parser.add_argument("--originals", type=int, default=24)
@@ -319,25 +320,26 @@ def main() -> int:
     parser.add_argument("--json", help="Also write the figures to this file.")
     parser.add_argument("--data", type=Path, default=SHARED, help="The CAD data folder.")
     args = parser.parse_args()
-    if not args.data.exists():
-        print(f"bench: the CAD data is missing at {args.data}", file=sys.stderr)
-        return 2
     if args.quick:
         args.originals, args.baseline_originals = 8, 3
         args.codes, args.blank_sets = "negation,lexical,insert", 1
         args.start_server = args.start_server or args.backend == "inprocess"
-    if args.backend == "server" and not args.base_url:
-        print("bench: --backend server needs --base-url", file=sys.stderr)
-        return 2
-    baseline_count = args.originals if args.baseline_originals is None else args.baseline_originals
+    return args
 
-    texts = load_originals(args.originals, args.seed, args.data)
+
+def models_load(args: argparse.Namespace):
+    """(the fluency filter's LM, the generating LM): the same one when the names match; no
+    generating LM when nothing here decodes (a server and no ceiling)."""
     fluency_lm = load_causal_lm(args.fluency_model, device=args.device)
     lm = None
     if args.backend == "inprocess" or not args.no_ceiling:
         lm = fluency_lm if args.model == args.fluency_model else None
         lm = lm or load_causal_lm(args.model, device=args.device)
-    settings = PipelineSettings(
+    return fluency_lm, lm
+
+
+def pipeline_settings(args: argparse.Namespace) -> PipelineSettings:
+    return PipelineSettings(
         model=args.model,
         device=args.device,
         polyjuice=PolyjuiceSettings(
@@ -348,8 +350,49 @@ def main() -> int:
             decoding=DecodingConfig(per_prompt=3, batch_size=args.batch_size, seed=args.seed),
         ),
     )
-    per_prompt = settings.polyjuice.decoding.per_prompt
 
+
+def server_engine(args: argparse.Namespace, base_url: str, served_model: str, device):
+    """The engine that generates through the OpenAI-compatible server at `base_url`."""
+    return make_engine(
+        "server",
+        server=ServerConfig(
+            base_url=base_url,
+            model=args.server_model or served_model,
+            api=args.server_api,
+            concurrency=args.server_concurrency or (64 if str(device).startswith("cuda") else 4),
+            timeout=120.0,
+        ),
+    )
+
+
+def engine_measure(engine, texts, settings: PipelineSettings, fluency_lm):
+    """Our pipeline on one engine, warmed once, then timed and printed: (figures, result)."""
+    # Warm each engine once (CUDA kernels and graphs, tokenizer caches, the server).
+    run_engine(engine, texts[:1], settings, fluency_lm)
+    result, seconds = run_engine(engine, texts, settings, fluency_lm)
+    sequences = result.prompts * settings.polyjuice.decoding.per_prompt
+    figures = {
+        "seconds": seconds,
+        "prompts": result.prompts,
+        "seqs_per_s": sequences / seconds,
+        "cands_per_s": len(result.candidates) / seconds,
+        "kept_per_s": len(result.kept) / seconds,
+    }
+    print(
+        f"ours/{engine.name:<10} {len(texts)} originals, {result.prompts} prompts, "
+        f"{sequences} sequences, {len(result.candidates)} candidates, "
+        f"{len(result.kept)} kept in {seconds:.2f}s = {sequences / seconds:.1f} seqs/s, "
+        f"{figures['cands_per_s']:.1f} candidates/s, "
+        f"{figures['kept_per_s']:.1f} kept/s "
+        f"(seconds: {', '.join(f'{k} {v:.1f}' for k, v in result.seconds.items())})"
+    )
+    return figures, result
+
+
+def engines_measure(args: argparse.Namespace, texts, settings: PipelineSettings, lm, fluency_lm):
+    """Every engine asked for, and the server (started here with --start-server):
+    (figures by engine name, results by engine name)."""
     engines = []
     if args.backend == "inprocess":
         engines = [make_engine(name, lm=lm) for name in args.engines.split(",") if name]
@@ -360,49 +403,94 @@ def main() -> int:
         )
     try:
         if base_url:
-            engines.append(
-                make_engine(
-                    "server",
-                    server=ServerConfig(
-                        base_url=base_url,
-                        model=args.server_model or served_model,
-                        api=args.server_api,
-                        concurrency=args.server_concurrency
-                        or (64 if str(fluency_lm.device).startswith("cuda") else 4),
-                        timeout=120.0,
-                    ),
-                )
-            )
+            engines.append(server_engine(args, base_url, served_model, fluency_lm.device))
         figures, results = {}, {}
         for engine in engines:
-            # Warm each engine once (CUDA kernels and graphs, tokenizer caches, the server).
-            run_engine(engine, texts[:1], settings, fluency_lm)
-            result, seconds = run_engine(engine, texts, settings, fluency_lm)
-            sequences = result.prompts * per_prompt
-            figures[engine.name] = {
-                "seconds": seconds,
-                "prompts": result.prompts,
-                "seqs_per_s": sequences / seconds,
-                "cands_per_s": len(result.candidates) / seconds,
-                "kept_per_s": len(result.kept) / seconds,
-            }
-            results[engine.name] = result
-            print(
-                f"ours/{engine.name:<10} {len(texts)} originals, {result.prompts} prompts, "
-                f"{sequences} sequences, {len(result.candidates)} candidates, "
-                f"{len(result.kept)} kept in {seconds:.2f}s = {sequences / seconds:.1f} seqs/s, "
-                f"{figures[engine.name]['cands_per_s']:.1f} candidates/s, "
-                f"{figures[engine.name]['kept_per_s']:.1f} kept/s "
-                f"(seconds: {', '.join(f'{k} {v:.1f}' for k, v in result.seconds.items())})"
+            figures[engine.name], results[engine.name] = engine_measure(
+                engine, texts, settings, fluency_lm
             )
     finally:
         if server_process is not None:
             server_process.stop()
+    return figures, results
 
+
+def main_engine(figures: dict, lm) -> str:
+    """The engine the headline figures are ours on."""
     in_process = [name for name in figures if name != "server"]
     # The engine `auto` picks on this device is the one a campaign gets by default.
     default = resolve_engine("auto", lm.device) if lm is not None else "server"
-    main_name = default if default in figures else (in_process or list(figures))[0]
+    return default if default in figures else (in_process or list(figures))[0]
+
+
+def ceiling_measure(lm, texts, settings: PipelineSettings, batch_size: int, ours: dict) -> dict:
+    """Plain `generate()` over the prompts ours decodes, warmed on eight, timed and printed."""
+    decoding = settings.polyjuice.decoding
+    prompts, budgets = ceiling_inputs(texts, settings, lm)
+    plain_generate(lm, prompts[:8], budgets[:8], decoding, batch_size)
+    sequences, seconds = plain_generate(lm, prompts, budgets, decoding, batch_size)
+    ceiling = sequences / seconds
+    ratio = ours["seqs_per_s"] / ceiling
+    print(
+        f"ceiling:   plain generate() of {len(prompts)} prompts x {decoding.per_prompt}: "
+        f"{sequences} sequences in {seconds:.2f}s = {ceiling:.1f} seqs/s "
+        f"(decoding only; ours/ceiling {ratio:.3f})"
+    )
+    return {"ceiling_seqs_per_s": ceiling, "ceiling_ratio": ratio}
+
+
+def baseline_measure(
+    texts, count: int, settings: PipelineSettings, lm, fluency_lm, ours: dict
+) -> dict:
+    """The per-sentence baseline on the first `count` originals, timed and printed."""
+    kept, produced, seconds = run_baseline(
+        texts[:count], settings, lm, fluency_lm, settings.fluency_threshold
+    )
+    processed = produced / seconds
+    print(
+        f"baseline:  {count} originals, {produced} candidates, {kept} "
+        f"kept in {seconds:.2f}s = {processed:.2f} candidates/s, "
+        f"{kept / seconds:.2f} kept/s"
+    )
+    return {
+        "ratio": ours["cands_per_s"] / processed if processed else float("inf"),
+        "baseline_cands_per_s": processed,
+        "baseline_kept_per_s": kept / seconds,
+    }
+
+
+def result_print(record: dict, json_path: str | None) -> None:
+    """The RESULT line (the ratio first), also written as JSON to `json_path` if given."""
+    ordered = {"ratio": record.pop("ratio", float("nan")), **record}
+    if json_path:
+        Path(json_path).write_text(json.dumps(ordered, indent=2))
+    print(
+        "RESULT generation "
+        + " ".join(
+            f"{key}={value:.3f}" if isinstance(value, float) else f"{key}={value}"
+            for key, value in ordered.items()
+        )
+    )
+
+
+def main() -> int:
+    args = arguments()
+    if not args.data.exists():
+        print(f"bench: the CAD data is missing at {args.data}", file=sys.stderr)
+        return 2
+    if args.backend == "server" and not args.base_url:
+        print("bench: --backend server needs --base-url", file=sys.stderr)
+        return 2
+    baseline_count = args.originals if args.baseline_originals is None else args.baseline_originals
+
+    # 1. The data, the models and the settings every run shares.
+    texts = load_originals(args.originals, args.seed, args.data)
+    fluency_lm, lm = models_load(args)
+    settings = pipeline_settings(args)
+
+    # 2. Ours on every engine; the headline is the engine a campaign gets by default.
+    figures, results = engines_measure(args, texts, settings, lm, fluency_lm)
+    main_name = main_engine(figures, lm)
     ours = figures[main_name]
     record = {
         "engine": main_name,
@@ -415,51 +503,21 @@ def main() -> int:
     if "server" in figures:
         record["server_kept_per_s"] = figures["server"]["kept_per_s"]
 
+    # 3. The ceiling, the baseline and the quality of ours.
     if lm is not None and not args.no_ceiling:
-        prompts, budgets = ceiling_inputs(texts, settings, lm)
-        plain_generate(lm, prompts[:8], budgets[:8], settings.polyjuice.decoding, args.batch_size)
-        sequences, seconds = plain_generate(
-            lm, prompts, budgets, settings.polyjuice.decoding, args.batch_size
-        )
-        ceiling = sequences / seconds
-        record["ceiling_seqs_per_s"] = ceiling
-        record["ceiling_ratio"] = ours["seqs_per_s"] / ceiling
-        print(
-            f"ceiling:   plain generate() of {len(prompts)} prompts x {per_prompt}: "
-            f"{sequences} sequences in {seconds:.2f}s = {ceiling:.1f} seqs/s "
-            f"(decoding only; ours/ceiling {record['ceiling_ratio']:.3f})"
-        )
-
+        record.update(ceiling_measure(lm, texts, settings, args.batch_size, ours))
     if baseline_count and lm is not None:
-        base_kept, base_produced, base_seconds = run_baseline(
-            texts[:baseline_count], settings, lm, fluency_lm, settings.fluency_threshold
-        )
-        base_processed = base_produced / base_seconds
-        record["ratio"] = ours["cands_per_s"] / base_processed if base_processed else float("inf")
-        record["baseline_cands_per_s"] = base_processed
-        record["baseline_kept_per_s"] = base_kept / base_seconds
-        print(
-            f"baseline:  {baseline_count} originals, {base_produced} candidates, {base_kept} "
-            f"kept in {base_seconds:.2f}s = {base_processed:.2f} candidates/s, "
-            f"{base_kept / base_seconds:.2f} kept/s"
-        )
+        record.update(baseline_measure(texts, baseline_count, settings, lm, fluency_lm, ours))
     if not args.no_quality:
         quality_figures = quality(results[main_name], settings)
         print("quality:  " + ", ".join(f"{k}={v:.3f}" for k, v in quality_figures.items()))
         record.update(quality_figures)
+
+    # 4. The report.
     device = str(fluency_lm.device)
     print(f"model {args.model} on {device} ({fluency_lm.dtype}); codes {args.codes}")
     record["device"] = device
-    ordered = {"ratio": record.pop("ratio", float("nan")), **record}
-    if args.json:
-        Path(args.json).write_text(json.dumps(ordered, indent=2))
-    print(
-        "RESULT generation "
-        + " ".join(
-            f"{key}={value:.3f}" if isinstance(value, float) else f"{key}={value}"
-            for key, value in ordered.items()
-        )
-    )
+    result_print(record, args.json)
     return 0
 
 

@@ -236,7 +236,7 @@ def main() -> int:
     from django.urls import reverse
 
     from bench.worker_client import SimulatedWorker
-    from cfannotate.crowd.tokens import join_token
+    from cfannotate.core.worker_tokens import join_token
 
     campaign_id = populate(workers=workers, rounds=rounds, k=k)
     port = _free_port()

@@ -36,6 +36,7 @@ import tempfile
 import time
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -194,7 +195,7 @@ def check_database(results) -> dict[str, int]:
     from django.db.models import Count, F, Q
     from django.urls import resolve
 
-    from cfannotate.crowd.tokens import assignment_token_read
+    from cfannotate.core.worker_tokens import assignment_token_read
     from cfannotate.labeling.models import GoldItem, Judgment, LabelingUnit, Round, UnitItem
 
     rounds = {
@@ -316,7 +317,8 @@ def tasks_wait(seconds: float) -> dict[str, int]:
         time.sleep(0.5)
 
 
-def main() -> int:
+def arguments() -> tuple[argparse.Namespace, int, int]:
+    """The command line: (its arguments, real rounds, training and gold rounds each)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--quick",
@@ -356,76 +358,109 @@ def main() -> int:
         _fail("--workers and --rounds must be at least 1.")
     if not 0 <= args.think <= 60:
         _fail("--think must be between 0 and 60 seconds.")
+    return args, rounds, extra_rounds
 
-    # The server, the task worker and this process sign and read the same tokens: they
-    # share the state directory (its generated secret key) and nothing else of ours.
-    env = prepare_database(
-        args.database_url, keep=frozenset({"CFANNOTATE_STATE_DIR", "CFANNOTATE_SECRET_KEY"})
-    )
-    env["CFANNOTATE_LOG_LEVEL"] = "ERROR"
-    from django.db import connection
+
+def campaign_prepare(workers: int, rounds: int, extra_rounds: int) -> str:
+    """The campaign, its units filled for `workers`: its join path."""
     from django.urls import reverse
 
     from cfannotate.campaigns.models import Campaign
-    from cfannotate.crowd.tokens import join_token
+    from cfannotate.core.worker_tokens import join_token
 
+    campaign_id = populate(workers=workers, rounds=rounds, k=K)
+    # Quality control runs (and is measured), but its re-queues and the replacement
+    # of filtered workers' rounds, which depend on the random answers, would leave
+    # "exactly K per unit" without a fixed K: nobody is filtered, nothing re-queued.
+    Campaign.objects.filter(pk=campaign_id).update(
+        max_requeues=0,
+        min_median_seconds=0,
+        min_gold_share=0,
+        label_distribution_threshold=1,
+        training_rounds=extra_rounds,
+        gold_rounds_per_assignment=extra_rounds,
+    )
+    return reverse("join", kwargs={"token": join_token(campaign_id)})
+
+
+@dataclass
+class LoadRun:
+    """What the crowd did, what it cost, and what the database holds afterwards."""
+
+    results: list  # the measured workers'
+    late: list  # the workers who drained the pool afterwards
+    wall: float
+    server_cpu: float
+    client_cpu: float
+    database_cpu: float
+    log_name: str
+    figures: dict[str, int]  # check_database's
+    queue: dict[str, int]  # task rows by status
+
+    @property
+    def errors(self) -> list:
+        return [error for result in self.results + self.late for error in result.errors]
+
+    def milliseconds(self, kind: str) -> list[float]:
+        """Latencies of one kind of request (`serve`, `save`, `submit`) in ms."""
+        return [s * 1000 for result in self.results for s in getattr(result, f"{kind}_seconds")]
+
+    @property
+    def judgments(self) -> int:
+        return sum(len(data) // 2 for result in self.results for _, data in result.acknowledged)
+
+    @property
+    def requests(self) -> int:
+        return sum(len(self.milliseconds(kind)) for kind in ("serve", "save", "submit"))
+
+
+def crowd_measure(env: dict, args: argparse.Namespace, join_path: str) -> LoadRun:
+    """The server (and task worker) up, the crowd timed against it, then the pool drained,
+    the queue waited for and the database checked."""
+    port = _free_port()
+    base_url = f"http://127.0.0.1:{port}"
+    log = tempfile.NamedTemporaryFile(  # noqa: SIM115 (kept for the report)
+        "w", prefix="cfannotate-load-", suffix=".log", delete=False
+    )
+    server = start_server(
+        env, port, args.processes, args.threads, keep_alive=args.keep_alive, log=log
+    )
+    tasks = None if args.no_task_worker else start_task_worker(env)
     try:
-        campaign_id = populate(workers=args.workers, rounds=rounds, k=K)
-        # Quality control runs (and is measured), but its re-queues and the replacement
-        # of filtered workers' rounds, which depend on the random answers, would leave
-        # "exactly K per unit" without a fixed K: nobody is filtered, nothing re-queued.
-        Campaign.objects.filter(pk=campaign_id).update(
-            max_requeues=0,
-            min_median_seconds=0,
-            min_gold_share=0,
-            label_distribution_threshold=1,
-            training_rounds=extra_rounds,
-            gold_rounds_per_assignment=extra_rounds,
-        )
-        join_path = reverse("join", kwargs={"token": join_token(campaign_id)})
-        port = _free_port()
-        base_url = f"http://127.0.0.1:{port}"
-        log = tempfile.NamedTemporaryFile(  # noqa: SIM115 (kept for the report)
-            "w", prefix="cfannotate-load-", suffix=".log", delete=False
-        )
-        server = start_server(
-            env, port, args.processes, args.threads, keep_alive=args.keep_alive, log=log
-        )
-        tasks = None if args.no_task_worker else start_task_worker(env)
-        try:
-            names = [f"load-{number:04d}" for number in range(args.workers)]
-            server_cpu = process_tree_cpu(server.pid)
-            database_cpu = backends_cpu()
-            client_cpu = resource.getrusage(resource.RUSAGE_SELF)
-            started = time.perf_counter()
-            results = run_workers(base_url, join_path, names, think_seconds=args.think)
-            wall = time.perf_counter() - started
-            client_cpu = _cpu(resource.getrusage(resource.RUSAGE_SELF)) - _cpu(client_cpu)
-            server_cpu = process_tree_cpu(server.pid) - server_cpu
-            database_cpu = backends_cpu() - database_cpu
-            late = drain_pool(base_url, join_path, "late-")
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
-            log.close()
-        if tasks is not None:
-            tasks_wait(60)  # the due ones; the quality sweep waits for its time
-            tasks.terminate()
-            tasks.wait(timeout=30)
-        figures = check_database(results + late)
-        queue = task_counts()
-        connection.close()
+        names = [f"load-{number:04d}" for number in range(args.workers)]
+        server_cpu = process_tree_cpu(server.pid)
+        database_cpu = backends_cpu()
+        client_cpu = resource.getrusage(resource.RUSAGE_SELF)
+        started = time.perf_counter()
+        results = run_workers(base_url, join_path, names, think_seconds=args.think)
+        wall = time.perf_counter() - started
+        client_cpu = _cpu(resource.getrusage(resource.RUSAGE_SELF)) - _cpu(client_cpu)
+        server_cpu = process_tree_cpu(server.pid) - server_cpu
+        database_cpu = backends_cpu() - database_cpu
+        late = drain_pool(base_url, join_path, "late-")
     finally:
-        if not args.keep_database:
-            connection.close()
-            drop_database(args.database_url)
+        server.terminate()
+        server.wait(timeout=30)
+        log.close()
+    if tasks is not None:
+        tasks_wait(60)  # the due ones; the quality sweep waits for its time
+        tasks.terminate()
+        tasks.wait(timeout=30)
+    return LoadRun(
+        results=results,
+        late=late,
+        wall=wall,
+        server_cpu=server_cpu,
+        client_cpu=client_cpu,
+        database_cpu=database_cpu,
+        log_name=log.name,
+        figures=check_database(results + late),
+        queue=task_counts(),
+    )
 
-    errors = [error for result in results + late for error in result.errors]
-    serve = [s * 1000 for result in results for s in result.serve_seconds]
-    save = [s * 1000 for result in results for s in result.save_seconds]
-    submit = [s * 1000 for result in results for s in result.submit_seconds]
-    judgments = sum(len(data) // 2 for result in results for _, data in result.acknowledged)
-    requests = len(serve) + len(save) + len(submit)
+
+def print_setup(args: argparse.Namespace, rounds: int, extra_rounds: int) -> None:
+    """The crowd, its pacing and the server, in one line."""
     pacing = (
         f"think time {args.think:g} s per decision (offered at most "
         f"{args.workers * 3 / (4 * args.think):.0f} judgments/s)"
@@ -440,23 +475,34 @@ def main() -> int:
         f"{args.processes} processes x {args.threads} threads (gthread, keep-alive "
         f"{args.keep_alive} s), PostgreSQL on loopback"
     )
+
+
+def print_latencies(run: LoadRun) -> None:
+    """p50, p95 and p99 of each kind of request, as a table."""
     print(f"{'':16}{'p50 ms':>10}{'p95 ms':>10}{'p99 ms':>10}{'requests':>10}")
     for name, values in (
-        ("serve a round", serve),
-        ("save an item", save),
-        ("submit a round", submit),
+        ("serve a round", run.milliseconds("serve")),
+        ("save an item", run.milliseconds("save")),
+        ("submit a round", run.milliseconds("submit")),
     ):
         print(
             f"{name:16}{percentile(values, 0.5):10.1f}{percentile(values, 0.95):10.1f}"
             f"{percentile(values, 0.99):10.1f}{len(values):10d}"
         )
+
+
+def print_totals(run: LoadRun) -> None:
+    """Throughput, what the database check found, and the CPU each side spent."""
+    judgments, requests, wall, figures = run.judgments, run.requests, run.wall, run.figures
     print(
         f"{judgments} judgments in {wall:.1f} s ({judgments / wall:.1f}/s, "
-        f"{requests / wall:.0f} round requests/s); {sum(r.retries for r in results)} retries; "
-        f"{len(late)} late workers; {len(errors)} client errors; "
-        f"quality tasks {queue}; lost={figures['lost']} duplicates={figures['duplicates']} "
+        f"{requests / wall:.0f} round requests/s); "
+        f"{sum(r.retries for r in run.results)} retries; "
+        f"{len(run.late)} late workers; {len(run.errors)} client errors; "
+        f"quality tasks {run.queue}; lost={figures['lost']} duplicates={figures['duplicates']} "
         f"units off K={figures['off_k']}"
     )
+    server_cpu, client_cpu, database_cpu = run.server_cpu, run.client_cpu, run.database_cpu
     print(
         f"CPU during the run: server {server_cpu:.1f} s ({1000 * server_cpu / requests:.1f} ms "
         f"per round request), clients {client_cpu:.1f} s "
@@ -464,17 +510,48 @@ def main() -> int:
         f"({1000 * database_cpu / requests:.1f} ms), on {os.cpu_count()} cores for {wall:.1f} s; "
         f"server CPU per judgment {1000 * server_cpu / max(judgments, 1):.1f} ms"
     )
-    for error in errors[:5]:
+
+
+def print_result(args: argparse.Namespace, run: LoadRun) -> None:
+    """The first client errors, the server log, and the RESULT line."""
+    for error in run.errors[:5]:
         print(f"  error: {error}")
-    print(f"server log: {log.name}")
+    print(f"server log: {run.log_name}")
+    serve, save, submit = (run.milliseconds(kind) for kind in ("serve", "save", "submit"))
     p99 = percentile(serve + save + submit, 0.99)
+    figures = run.figures
     print(
-        f"RESULT load p99_ms={p99:.1f} judgments_per_s={judgments / wall:.1f} "
+        f"RESULT load p99_ms={p99:.1f} judgments_per_s={run.judgments / run.wall:.1f} "
         f"lost={figures['lost']} duplicates={figures['duplicates']} off_k={figures['off_k']} "
         f"serve_p99_ms={percentile(serve, 0.99):.1f} submit_p99_ms={percentile(submit, 0.99):.1f} "
         f"workers={args.workers} think_s={args.think:g}"
     )
-    return 1 if errors or any(figures.values()) else 0
+
+
+def main() -> int:
+    args, rounds, extra_rounds = arguments()
+    # The server, the task worker and this process sign and read the same tokens: they
+    # share the state directory (its generated secret key) and nothing else of ours.
+    env = prepare_database(
+        args.database_url, keep=frozenset({"CFANNOTATE_STATE_DIR", "CFANNOTATE_SECRET_KEY"})
+    )
+    env["CFANNOTATE_LOG_LEVEL"] = "ERROR"
+    from django.db import connection
+
+    try:
+        join_path = campaign_prepare(args.workers, rounds, extra_rounds)
+        run = crowd_measure(env, args, join_path)
+        connection.close()
+    finally:
+        if not args.keep_database:
+            connection.close()
+            drop_database(args.database_url)
+
+    print_setup(args, rounds, extra_rounds)
+    print_latencies(run)
+    print_totals(run)
+    print_result(args, run)
+    return 1 if run.errors or any(run.figures.values()) else 0
 
 
 if __name__ == "__main__":

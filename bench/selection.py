@@ -186,7 +186,7 @@ def best_of(repeats: int, run):
     return min(times), result
 
 
-def main() -> None:
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="200,000 candidates, small sample")
     parser.add_argument("--originals", type=int, default=None)
@@ -195,46 +195,41 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=None, help="originals the baselines run")
     parser.add_argument("--repeats", type=int, default=None)
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
-    originals = args.originals or (20_000 if args.quick else 100_000)
-    sample = min(originals, args.sample or (1_000 if args.quick else 3_000))
-    repeats = args.repeats or 3
-    full_candidates = 100_000 * args.per_original
-    weights = DEFAULT_WEIGHTS
+    return parser.parse_args()
 
-    started = time.perf_counter()
-    relationships, fluency = synthetic_relationships(originals, args.per_original, args.seed)
-    n = len(relationships)
-    print(
-        f"data: {n:,} candidates over {originals:,} originals "
-        f"({args.per_original} each), k={args.k}, built in {time.perf_counter() - started:.1f} s"
-    )
 
-    # Ours: features once, then selection; both timed, best of `repeats`.
+def ours_measure(relationships, fluency, k: int, repeats: int, originals: int, per_original: int):
+    """Ours: features once, then selection; both timed, best of `repeats`, checked and
+    printed: (build seconds, select seconds, the features, the choice by original)."""
     build_s, features = best_of(repeats, lambda: RelationshipFeatures.build(relationships))
     select_s, chosen = best_of(
-        repeats, lambda: select_diverse_many(features, args.k, weights=weights, fluency=fluency)
+        repeats, lambda: select_diverse_many(features, k, weights=DEFAULT_WEIGHTS, fluency=fluency)
     )
     ours_s = build_s + select_s
-    assert len(chosen) == originals and all(
-        len(c) == min(args.k, args.per_original) for c in chosen.values()
-    )
+    assert len(chosen) == originals and all(len(c) == min(k, per_original) for c in chosen.values())
+    n = len(relationships)
     print(
         f"ours: build {build_s:.3f} s + select {select_s:.3f} s = {ours_s:.3f} s "
         f"({n / ours_s:,.0f} candidates/s)"
     )
+    return build_s, select_s, features, chosen
 
-    # Baselines on a sample of originals, best of `repeats` too, scaled to all of them.
-    rng = np.random.default_rng(args.seed + 1)
+
+def baselines_measure(relationships, originals: int, sample: int, k: int, repeats: int, seed: int):
+    """Both baselines on a sample of originals, best of `repeats` too, scaled to all of them
+    and printed: (the sampled pools, max-min seconds and choice, polyjuice's seconds and
+    choice)."""
+    weights = DEFAULT_WEIGHTS
+    rng = np.random.default_rng(seed + 1)
     all_pools = pools_of(relationships)
     keys = list(all_pools)
     sampled = {keys[i]: all_pools[keys[i]] for i in sorted(rng.choice(originals, sample, False))}
     scale = originals / sample
     max_min_s, max_min = best_of(
-        repeats, lambda: baseline_max_min(relationships, sampled, args.k, weights)
+        repeats, lambda: baseline_max_min(relationships, sampled, k, weights)
     )
     polyjuice_s, polyjuice = best_of(
-        repeats, lambda: baseline_polyjuice(relationships, sampled, args.k, weights)
+        repeats, lambda: baseline_polyjuice(relationships, sampled, k, weights)
     )
     max_min_s, polyjuice_s = max_min_s * scale, polyjuice_s * scale
     print(
@@ -245,13 +240,44 @@ def main() -> None:
         f"baseline polyjuice: {polyjuice_s:.2f} s for {originals:,} originals "
         f"(measured on {sample:,}, extrapolated x{scale:.1f})"
     )
+    return sampled, max_min_s, max_min, polyjuice_s, polyjuice
 
-    ours_sampled = {key: chosen[key] for key in sampled}
-    for name, picks in (("ours", ours_sampled), ("max-min", max_min), ("polyjuice", polyjuice)):
-        coverage, spread = quality(features, sampled, picks, weights)
+
+def quality_print(features, sampled, picks_by_name: dict) -> None:
+    """Coverage and spread of each side's choice on the sampled originals."""
+    for name, picks in picks_by_name.items():
+        coverage, spread = quality(features, sampled, picks, DEFAULT_WEIGHTS)
         print(
             f"quality {name:9s}: facility location f(A)/n {coverage:.4f}, min D_L in A {spread:.4f}"
         )
+
+
+def main() -> None:
+    args = arguments()
+    originals = args.originals or (20_000 if args.quick else 100_000)
+    sample = min(originals, args.sample or (1_000 if args.quick else 3_000))
+    repeats = args.repeats or 3
+    full_candidates = 100_000 * args.per_original
+
+    started = time.perf_counter()
+    relationships, fluency = synthetic_relationships(originals, args.per_original, args.seed)
+    n = len(relationships)
+    print(
+        f"data: {n:,} candidates over {originals:,} originals "
+        f"({args.per_original} each), k={args.k}, built in {time.perf_counter() - started:.1f} s"
+    )
+
+    build_s, select_s, features, chosen = ours_measure(
+        relationships, fluency, args.k, repeats, originals, args.per_original
+    )
+    ours_s = build_s + select_s
+    sampled, max_min_s, max_min, polyjuice_s, polyjuice = baselines_measure(
+        relationships, originals, sample, args.k, repeats, args.seed
+    )
+    ours_sampled = {key: chosen[key] for key in sampled}
+    quality_print(
+        features, sampled, {"ours": ours_sampled, "max-min": max_min, "polyjuice": polyjuice}
+    )
 
     ratio = polyjuice_s / ours_s
     ratio_select = polyjuice_s / select_s

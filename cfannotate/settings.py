@@ -49,11 +49,12 @@ INSTALLED_APPS = [
     "cfannotate.core",
     "cfannotate.campaigns",
     "cfannotate.candidates",
-    "cfannotate.crowd",
     "cfannotate.labeling",
+    "cfannotate.crowd",
     "cfannotate.quality",
     "cfannotate.exports",
     "cfannotate.evaluation",
+    "cfannotate.demo",
 ]
 
 MIDDLEWARE = [
@@ -189,7 +190,11 @@ REST_FRAMEWORK = {
         "cfannotate.core.authentication.RateLimitedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # Signed in, then (under campaigns/<campaign_id>/) the campaign's owner: 404 otherwise.
+    "DEFAULT_PERMISSION_CLASSES": [
+        "rest_framework.permissions.IsAuthenticated",
+        "cfannotate.campaigns.access.OwnsCampaign",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,

@@ -5,6 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from cfannotate.campaigns import views as campaign_views
 from cfannotate.core import views as core_views
 
 api_patterns = [
@@ -12,6 +13,8 @@ api_patterns = [
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("", include("cfannotate.campaigns.api_urls")),
     path("", include("cfannotate.candidates.api_urls")),
+    path("", include("cfannotate.labeling.api_urls")),
+    path("", include("cfannotate.crowd.api_urls")),
     path("", include("cfannotate.quality.api_urls")),
     path("", include("cfannotate.exports.api_urls")),
     path("", include("cfannotate.evaluation.api_urls")),
@@ -23,7 +26,7 @@ handler404 = "cfannotate.core.api_errors.page_not_found"
 handler500 = "cfannotate.core.api_errors.server_error"
 
 urlpatterns = [
-    path("", core_views.home, name="home"),
+    path("", campaign_views.home, name="home"),
     path("healthz", core_views.health, name="health"),
     path("favicon.ico", core_views.favicon, name="favicon"),
     path("accounts/api-token/", core_views.api_token, name="api-token"),
@@ -37,7 +40,7 @@ urlpatterns = [
     path("campaigns/", include("cfannotate.quality.urls")),
     path("campaigns/", include("cfannotate.exports.urls")),
     path("campaigns/", include("cfannotate.evaluation.urls")),
-    path("w/", include("cfannotate.labeling.urls")),
+    path("w/", include("cfannotate.crowd.round_urls")),
     path("join/", include("cfannotate.crowd.urls")),
     path("api/", include(api_patterns)),
     # Before the admin's own URLs: its sign-in goes through the rate-limited login page.

@@ -354,7 +354,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m generation", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     _add_perturb_parser(commands)
-    from generation.training import add_train_parser
+    from generation.training_cli import add_train_parser
 
     add_train_parser(commands)
     _add_evaluate_parser(commands)

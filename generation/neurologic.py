@@ -353,12 +353,46 @@ def _candidates(
     step: int,
 ) -> _Candidates:
     """Steps 1 to 4 of a beam step: expand, track the constraints, prune."""
+    # 1. Bans: repeated n-grams, and ending before the minimum length.
+    log_probs = _banned_log_probs(beams, logits, constraints, config, end_ids, step)
+    # 2. Expansions: the likeliest tokens and the constraint tokens that rank well enough.
+    tokens, token_lp, from_constraints, allowed = _expansions(log_probs, constraints, config)
+    # 3. Constraint state after each candidate: KMP step of every literal, clause satisfaction.
+    matched, satisfied, counts, reward, advances = _constraint_state(beams, tokens, constraints)
+    allowed &= ~from_constraints | advances  # a constraint token must start or continue a literal
+    # 4. Pruning: a hypothesis that cannot satisfy every clause in its remaining budget, or
+    #    that would end with a clause unsatisfied, has irreversibly failed.
+    feasible = _feasible(beams, matched, satisfied, constraints, step)
+    log_prob = beams.log_prob[..., None] + token_lp  # (G, W, N)
+    alive = allowed & (log_prob > NEG_INF)
+    is_end = torch.isin(tokens, end_ids)
+    every_clause = counts == constraints.clause_real.sum(-1)[:, None, None]
+    return _Candidates(
+        tokens=tokens,
+        log_prob=log_prob,
+        matched=matched,
+        satisfied=satisfied,
+        counts=counts,
+        reward=reward,
+        live=alive & ~is_end & feasible,
+        ends=alive & is_end & every_clause,
+    )
+
+
+def _banned_log_probs(
+    beams: _Beams,
+    logits: torch.Tensor,
+    constraints: _Constraints,
+    config: NeuroLogicConfig,
+    end_ids: torch.Tensor,
+    step: int,
+) -> torch.Tensor:
+    """(G, W, vocab) log-probabilities with the bans applied: repeated n-grams, and ending
+    before the minimum length. A token that continues a half-written literal is exempt from
+    the n-gram ban: sub-word pieces of two concepts may share a bigram."""
     groups, width, _ = beams.history.shape
     vocab = logits.shape[-1]
     log_probs = logits.float().log_softmax(-1)  # (G * W, vocab)
-
-    # 1. Bans: repeated n-grams, and ending before the minimum length. A token that continues
-    #    a half-written literal is exempt: sub-word pieces of two concepts may share a bigram.
     if config.no_repeat_ngram_size:
         flat_history = beams.history.reshape(groups * width, -1)
         banned = repeated_ngram_bans(flat_history, config.no_repeat_ngram_size, vocab)
@@ -366,10 +400,17 @@ def _candidates(
         log_probs = log_probs.masked_fill(banned, NEG_INF)
     if step < config.min_new_tokens:
         log_probs[:, end_ids] = NEG_INF
-    log_probs = log_probs.view(groups, width, vocab)
+    return log_probs.view(groups, width, vocab)
 
-    # 2. Expansions: each row's likeliest tokens, and every constraint token of its search
-    #    that ranks within the row's top `prune_factor` (NeuroLogic's alpha).
+
+def _expansions(log_probs: torch.Tensor, constraints: _Constraints, config: NeuroLogicConfig):
+    """Each row's likeliest tokens, and every constraint token of its search that ranks within
+    the row's top `prune_factor` (NeuroLogic's alpha).
+
+    Returns (tokens, their log-probs, which came from the constraints, which are allowed),
+    each (G, W, N).
+    """
+    groups, width, vocab = log_probs.shape
     top_lp, top_tokens = log_probs.topk(min(config.beam_size, vocab), dim=-1)  # (G, W, k)
     threshold = log_probs.topk(min(config.prune_factor, vocab), dim=-1).values[..., -1:]
     constraint_tokens = constraints.tokens[:, None, :].expand(groups, width, -1)  # (G, W, V_c)
@@ -383,13 +424,21 @@ def _candidates(
     )
     allowed = torch.cat([torch.ones_like(top_tokens, dtype=torch.bool), constraint_ok], -1)
     allowed &= token_lp > NEG_INF
+    return tokens, token_lp, from_constraints, allowed
 
-    # 3. Constraint state after each candidate: KMP step of every literal, clause satisfaction.
+
+def _constraint_state(beams: _Beams, tokens: torch.Tensor, constraints: _Constraints):
+    """The KMP step of every literal after each candidate token, and clause satisfaction.
+
+    Returns (matched (G, W, N, L), satisfied (G, W, N, C), satisfied counts, the reward for
+    a half-written literal, whether the token starts or continues a literal), the last three
+    (G, W, N).
+    """
+    groups, width, n_candidates = tokens.shape
     literals = constraints.literal_length.shape[1]
     states, n_tokens = constraints.max_states, constraints.tokens.shape[1]
     hits = tokens[..., None] == constraints.tokens[:, None, None, :]  # (G, W, N, V_c)
     column = torch.where(hits.any(-1), hits.float().argmax(-1), -1)  # (G, W, N)
-    n_candidates = tokens.shape[-1]
     literal_index = torch.arange(literals, device=tokens.device)  # (L,)
     # Index into transition viewed as (G, L * states * V_c): literal, matched length, token.
     flat_index = (
@@ -413,33 +462,28 @@ def _candidates(
         -1, constraints.literal_clause[:, None, :].expand(-1, width, -1)
     )
     advances = ((matched > 0) & ~was_done[:, :, None, :] & (length > 0)).any(-1)
-    allowed &= ~from_constraints | advances  # a constraint token must start or continue a literal
+    return matched, satisfied, counts, reward, advances
 
-    # 4. Pruning: a hypothesis that cannot satisfy every clause in its remaining budget, or
-    #    that would end with a clause unsatisfied, has irreversibly failed.
+
+def _feasible(
+    beams: _Beams,
+    matched: torch.Tensor,
+    satisfied: torch.Tensor,
+    constraints: _Constraints,
+    step: int,
+) -> torch.Tensor:
+    """(G, W, N) whether every clause can still be satisfied within the remaining budget."""
+    length = constraints.literal_length[:, None, None, :]  # (G, 1, 1, L)
+    real = constraints.clause_real[:, None, None, :]
     still_needed = (length - matched).float().masked_fill(length == 0, float("inf"))
     per_clause = torch.where(
         constraints.literal_to_clause[:, None, None, :, :] > 0,  # (G, 1, 1, L, C)
         still_needed[..., None],
-        torch.tensor(float("inf"), device=tokens.device),
+        torch.tensor(float("inf"), device=matched.device),
     ).amin(-2)  # (G, W, N, C): fewest tokens to satisfy each clause
     per_clause = per_clause.masked_fill(satisfied | ~real, 0.0)
     remaining = (beams.max_new - (step + 1)).float()[:, None, None]
-    feasible = per_clause.amax(-1) + 1 <= remaining  # the literals, then the end token
-    log_prob = beams.log_prob[..., None] + token_lp  # (G, W, N)
-    alive = allowed & (log_prob > NEG_INF)
-    is_end = torch.isin(tokens, end_ids)
-    every_clause = counts == constraints.clause_real.sum(-1)[:, None, None]
-    return _Candidates(
-        tokens=tokens,
-        log_prob=log_prob,
-        matched=matched,
-        satisfied=satisfied,
-        counts=counts,
-        reward=reward,
-        live=alive & ~is_end & feasible,
-        ends=alive & is_end & every_clause,
-    )
+    return per_clause.amax(-1) + 1 <= remaining  # the literals, then the end token
 
 
 def _collect_finished(

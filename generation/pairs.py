@@ -1,9 +1,14 @@
-"""Reading paired data (x, x̂) for training: JSONL, TSV, and the CAD formats of Kaushik et al."""
+"""Reading paired data (x, x̂) for training: JSONL, TSV, and the CAD formats of Kaushik et al.
+
+`paired_data` finds every CAD sentiment and NLI file of a split under a data folder
+(`../shared/data` holds them under `cad/`), for `python -m generation train --data`.
+"""
 
 import csv
 import json
 import re
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +31,29 @@ class PairFormatError(ValueError):
 
 def _clean(text: str) -> str:
     return " ".join(BREAK_TAGS.sub(" ", text or "").split())
+
+
+def _tsv_rows(path: Path, required: tuple[str, ...], expected: str) -> Iterator[dict]:
+    """The rows of a TSV file with its `required` columns, each checked: a row with fewer
+    or more fields than the header, or an empty required field, is named by its line."""
+    with path.open(encoding="utf-8", newline="") as handle:
+        reader = csv.DictReader(handle, delimiter="\t")
+        if not set(required) <= set(reader.fieldnames or []):
+            raise PairFormatError(f"{path}: {expected}")
+        for row in reader:
+            width = len(reader.fieldnames or [])
+            fields = (
+                width + len(row[None]) if None in row else sum(v is not None for v in row.values())
+            )
+            if fields != width:
+                raise PairFormatError(
+                    f"{path}:{reader.line_num}: {fields} fields where the header has {width} "
+                    "(a tab missing or extra)."
+                )
+            empty = [column for column in required if not row[column].strip()]
+            if empty:
+                raise PairFormatError(f"{path}:{reader.line_num}: empty {', '.join(empty)}.")
+            yield row
 
 
 def read_jsonl_pairs(path: Path) -> list[Pair]:
@@ -69,14 +97,9 @@ def read_cad_sentiment(path: Path, *, max_sentences: int = 3) -> list[Pair]:
     of its other data; reviews whose sentence counts differ are skipped.
     """
     by_batch: dict[str, list[str]] = defaultdict(list)
-    with path.open(encoding="utf-8", newline="") as handle:
-        reader = csv.DictReader(handle, delimiter="\t")
-        if not {"Text", "batch_id"} <= set(reader.fieldnames or []):
-            raise PairFormatError(
-                f"{path}: expected CAD sentiment columns Sentiment, Text, batch_id."
-            )
-        for row in reader:
-            by_batch[row["batch_id"]].append(_clean(row["Text"]))
+    expected = "expected CAD sentiment columns Sentiment, Text, batch_id."
+    for row in _tsv_rows(path, ("Text", "batch_id"), expected):
+        by_batch[row["batch_id"]].append(_clean(row["Text"]))
     nlp = load_nlp()
     pairs = []
     for texts in by_batch.values():
@@ -99,11 +122,8 @@ def read_cad_nli(
     """Each original SNLI sentence paired with its human revisions (same premise or hypothesis)."""
 
     def rows(path: Path) -> list[dict]:
-        with path.open(encoding="utf-8", newline="") as handle:
-            reader = csv.DictReader(handle, delimiter="\t")
-            if not {"sentence1", "sentence2"} <= set(reader.fieldnames or []):
-                raise PairFormatError(f"{path}: expected columns sentence1, sentence2, gold_label.")
-            return list(reader)
+        expected = "expected columns sentence1, sentence2, gold_label."
+        return list(_tsv_rows(path, ("sentence1", "sentence2"), expected))
 
     fixed = "sentence1" if field == "sentence2" else "sentence2"
     originals: dict[str, list[str]] = defaultdict(list)
@@ -130,3 +150,74 @@ def read_pairs(path: Path, fmt: str = "auto", **options) -> list[Pair]:
     if fmt == "cad-sentiment":
         return read_cad_sentiment(path)
     raise PairFormatError(f"Unknown pair format {fmt!r}; choose jsonl, tsv or cad-sentiment.")
+
+
+# Paired data under a folder ------------------------------------------------------------
+
+SENTIMENT_FOLDER = "sentiment_combined_paired"
+NLI_ORIGINAL_FOLDER = "NLI_original"
+# Revised folder -> the field the revision changed (the other one is the shared side).
+NLI_REVISED_FOLDERS = {"NLI_revised_hypothesis": "sentence2", "NLI_revised_premise": "sentence1"}
+
+
+class PairsNotFound(FileNotFoundError):
+    """A data folder that is missing or holds no pair file of the splits asked for."""
+
+
+@dataclass(frozen=True)
+class PairSource:
+    """One set of pairs found under a data folder: its name, task and the files it reads."""
+
+    name: str  # e.g. "cad/sentiment_combined_paired/train", "cad/NLI_revised_premise/train"
+    task: str  # "sentiment" or "nli"
+    paths: tuple[Path, ...]
+    field: str = ""  # NLI: the revised side, sentence1 or sentence2
+
+    def read(self) -> list[Pair]:
+        if self.task == "sentiment":
+            return read_cad_sentiment(self.paths[0])
+        return read_cad_nli(self.paths[0], self.paths[1], field=self.field)
+
+
+def find_pair_sources(data: Path, splits: tuple[str, ...] = ("train",)) -> list[PairSource]:
+    """Every CAD sentiment and NLI pair file of `splits` under `data`, at any depth.
+
+    Sentiment: `sentiment_combined_paired/{split}_paired.tsv`. NLI: each
+    `NLI_revised_{hypothesis,premise}/{split}.tsv` with the `NLI_original/{split}.tsv`
+    beside it. The dev split is left out by default: the quality report perturbs its
+    originals.
+    """
+    data = Path(data)
+    if not data.is_dir():
+        raise PairsNotFound(f"No such data folder: {data}")
+    sources = []
+    for split in splits:
+        for path in sorted(data.rglob(f"{SENTIMENT_FOLDER}/{split}_paired.tsv")):
+            name = f"{path.parent.relative_to(data)}/{split}"
+            sources.append(PairSource(name, "sentiment", (path,)))
+        for folder, field in NLI_REVISED_FOLDERS.items():
+            for revised in sorted(data.rglob(f"{folder}/{split}.tsv")):
+                original = revised.parent.parent / NLI_ORIGINAL_FOLDER / f"{split}.tsv"
+                if not original.is_file():
+                    raise PairsNotFound(f"{revised} has no original beside it: {original}")
+                name = f"{revised.parent.relative_to(data)}/{split}"
+                sources.append(PairSource(name, "nli", (original, revised), field))
+    if not sources:
+        raise PairsNotFound(
+            f"No paired data under {data} for split(s) {', '.join(splits)}: looked for "
+            f"{SENTIMENT_FOLDER}/<split>_paired.tsv and {', '.join(NLI_REVISED_FOLDERS)}/"
+            f"<split>.tsv beside {NLI_ORIGINAL_FOLDER}/<split>.tsv."
+        )
+    return sources
+
+
+def paired_data(data: Path, splits: tuple[str, ...] = ("train",)) -> dict[str, list[Pair]]:
+    """The pairs of every source `find_pair_sources` finds, by source name; a source that
+    gives no pair at all is an error, since its file is not what its name says."""
+    found = {}
+    for source in find_pair_sources(data, splits):
+        pairs = source.read()
+        if not pairs:
+            raise PairFormatError(f"{source.name}: no pair could be read from {source.paths[-1]}.")
+        found[source.name] = pairs
+    return found

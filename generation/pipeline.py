@@ -5,6 +5,7 @@ command line and the benchmark run.
 """
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from generation.engines import Engine, make_engine
@@ -58,6 +59,17 @@ class _Progress:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+
+
+def _chained(*hooks: Callable[[int], None] | None) -> Callable[[int], None]:
+    """One progress hook that calls each of `hooks` given (None: skipped)."""
+    given = [hook for hook in hooks if hook is not None]
+
+    def advance(count: int) -> None:
+        for hook in given:
+            hook(count)
+
+    return advance
 
 
 def run_polyjuice(
@@ -161,9 +173,12 @@ def run_generator(
     fluency_lm=None,
     context=None,
     show_progress: bool = False,
+    on_progress: Callable[[int], None] | None = None,
 ) -> tuple[PipelineResult, list]:
     """Any registered generator, then the same dedupe, edits, codes and fluency filter.
 
+    `on_progress` is called, as the generator goes, with the number of originals it has
+    just finished (the web app's live progress); `show_progress` draws a bar on stderr.
     Returns the result and the generator's `Skipped` entries (originals it could not
     perturb, each with its reason).
     """
@@ -173,7 +188,7 @@ def run_generator(
     started = time.perf_counter()
     progress = _Progress(show_progress, total=len(originals), description=generator.name)
     context = context or GenerationContext(device=settings.device, dtype=settings.dtype)
-    context.progress = progress.update
+    context.progress = _chained(progress.update, on_progress)
     output = generator.generate(originals, context=context)
     progress.close()
     seconds["generate"] = time.perf_counter() - started

@@ -10,8 +10,17 @@ from dataclasses import dataclass, field
 
 from generation.blanks import blanked_text, count_blanks, random_blank_sets, targeted_blank_sets
 from generation.constraints import special_token_texts
+from generation.control_codes import detect_code
 from generation.decoding import DecodingConfig
 from generation.engines import ENGINE_NAMES, Engine, ServerConfig, make_engine
+from generation.label_directed import (
+    LabelDirectedStrategy,
+    LabelExample,
+    examples_for,
+    first_blank_only,
+    target_labels,
+    with_codes,
+)
 from generation.parsing import ParseCache
 from generation.records import CandidateRecord, OriginalRecord
 from generation.strategies import PromptRequest, strategy_for
@@ -35,6 +44,12 @@ class PolyjuiceSettings:
     seed: int = 0
     engine: str = "auto"  # generation.engines: auto | loop | continuous | server
     server: ServerConfig | None = None  # where engine "server" sends its requests
+    # Label-directed prompts (generation.label_directed): with the task's labels, a model
+    # prompted few-shot is asked for the smallest edit that makes each other label;
+    # models trained on the Polyjuice format keep their own prompts.
+    label_choices: tuple[str, ...] = ()
+    label_directed: bool = True
+    label_examples: tuple[LabelExample, ...] = ()  # the campaign's own pairs, if any
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINE_NAMES:
@@ -92,6 +107,27 @@ def _blanked_texts(
     return list(dict.fromkeys(blanked_text(doc, blank_set) for blank_set in blank_sets))
 
 
+def _label_strategy(
+    settings: PolyjuiceSettings, strategy, parses: ParseCache
+) -> LabelDirectedStrategy | None:
+    """The label-directed strategy when the settings ask for it and the model is prompted
+    few-shot (a model trained on the Polyjuice format knows no label prompt); else None."""
+    if not (settings.label_directed and len(set(settings.label_choices)) >= 2):
+        return None
+    if strategy.name != "fewshot":
+        return None
+    examples = examples_for(settings.label_choices, settings.label_examples)
+    return LabelDirectedStrategy(with_codes(examples, _code_detector(parses)))
+
+
+def _code_detector(parses: ParseCache):
+    def code_of(source: str, target: str) -> str:
+        code = detect_code(parses.parse(source), parses.parse(target))
+        return code if code in CONTROL_CODES else ""
+
+    return code_of
+
+
 def answer_budgets(tokenizer, requests: list[PromptRequest], decoding: DecodingConfig) -> list[int]:
     """New tokens each request may take: a rewrite about the original's length, an infill
     about twice what its blanks removed, plus room for the [ANSWER] markers."""
@@ -146,21 +182,37 @@ def polyjuice_generate(
     engine = engine or make_engine(settings.engine, lm=lm, server=settings.server)
     strategy = strategy_for(settings.strategy, engine.tokenizer, str(engine.model_name))
     rng = random.Random(settings.seed)
+    labelled = _label_strategy(settings, strategy, parses)
 
     # 1. Parse every original once, in one spaCy batch.
     parses.parse_many(target.original.text for target in targets)
 
     # 2. One request per (original, code, blanked text).
     requests: list[tuple[PerturbTarget, PromptRequest]] = []
+    #    Label-directed: the target labels take turns over an original's prompts.
     for target in targets:
         codes = target.codes or settings.codes
-        for blanked in _blanked_texts(target, parses, settings, rng):
+        original = target.original
+        aims = target_labels(original.label, settings.label_choices) if labelled else []
+        blanks = _blanked_texts(target, parses, settings, rng)
+        if aims:  # one replacement per label-directed prompt
+            blanks = list(dict.fromkeys(first_blank_only(original.text, b) for b in blanks))
+        for blanked in blanks:
             for code in codes:
-                requests.append((target, PromptRequest(target.original.text, code, blanked)))
+                request = PromptRequest(original.text, code, blanked)
+                if aims:
+                    aim = aims[len(requests) % len(aims)]
+                    request = PromptRequest(
+                        original.text, code, blanked, original.label, aim, original.context
+                    )
+                requests.append((target, request))
 
     # 3. Render prompts in parts that decoding computes once per group, once per
     #    original and once per prompt; budget the answers by what was blanked.
-    prompts = [strategy.split(request) for _, request in requests]
+    strategies = [
+        labelled if labelled and request.target_label else strategy for _, request in requests
+    ]
+    prompts = [way.split(request) for way, (_, request) in zip(strategies, requests, strict=True)]
     budgets = answer_budgets(
         engine.tokenizer, [request for _, request in requests], settings.decoding
     )
@@ -171,16 +223,17 @@ def polyjuice_generate(
     parsed: list[list[CandidateRecord]] = [[] for _ in requests]
     done = [False] * len(requests)
     specials = special_token_texts(engine.tokenizer)
-    provenance = {"strategy": strategy.name, "engine": engine.name, "model": engine.model_name}
+    provenance = {"engine": engine.name, "model": engine.model_name}
 
     def finished(index: int, outputs: list[str]) -> None:
         if done[index]:
             return
         done[index] = True
         target, request = requests[index]
+        way = strategies[index]
         for continuation in outputs:
             run.continuations += 1
-            text = strategy.parse(request, continuation, specials)
+            text = way.parse(request, continuation, specials)
             if text is None:
                 run.malformed += 1
                 continue
@@ -190,8 +243,9 @@ def polyjuice_generate(
                     text=text,
                     generator=GENERATOR_NAME,
                     control_code=request.code,
+                    intended_label=request.target_label or None,
                     prompt=request.blanked,
-                    metadata=dict(provenance),
+                    metadata={"strategy": way.name, **provenance},
                 )
             )
         if on_candidates and parsed[index]:
@@ -203,7 +257,10 @@ def polyjuice_generate(
         prompts,
         budgets,
         settings.decoding,
-        answers_needed=[strategy.answers_needed(request) for _, request in requests],
+        answers_needed=[
+            way.answers_needed(request)
+            for way, (_, request) in zip(strategies, requests, strict=True)
+        ],
         stop_at_newline=strategy.stops_at_newline,
         on_result=finished,
     )

@@ -30,7 +30,7 @@ import dataclasses
 import math
 import re
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -96,13 +96,19 @@ def leaks(text: str, original: str, specials: frozenset[str] = frozenset()) -> b
 
 
 def selected_candidates(
-    candidates: list[AnnotatedCandidate], k: int = SELECTED_PER_ORIGINAL
+    candidates: list[AnnotatedCandidate],
+    k: int = SELECTED_PER_ORIGINAL,
+    *,
+    flip: Mapping[int, float] | None = None,
+    flip_weight: float = 0.0,
 ) -> list[AnnotatedCandidate]:
     """What the app puts in front of annotators: per original, the k most diverse kept
-    candidates (`cfannotate.labeling.units`), `global` rewrites left out."""
+    candidates (`cfannotate.labeling.units`), `global` rewrites left out; with `flip`
+    (by position in `candidates`) and `flip_weight`, predicted flips weigh in."""
     from generation.selection import select_diverse_many
 
-    pool = [c for c in candidates if c.kept and c.code != GLOBAL]
+    positions = [i for i, c in enumerate(candidates) if c.kept and c.code != GLOBAL]
+    pool = [candidates[i] for i in positions]
     if not pool:
         return []
     chosen = select_diverse_many(
@@ -110,6 +116,8 @@ def selected_candidates(
         k,
         fluency=[c.fluency.full if c.fluency is not None else 0.0 for c in pool],
         groups=[c.record.original_key for c in pool],
+        flip=None if flip is None else [flip.get(i, 0.0) for i in positions],
+        flip_weight=flip_weight,
     )
     return [pool[index] for indices in chosen.values() for index in indices]
 
@@ -153,11 +161,14 @@ def quality_figures(
     predict: Callable[[list[str]], list[str]] | None = None,
     specials: frozenset[str] = frozenset(),
     embeddings: bool = True,
+    flip: Mapping[int, float] | None = None,
+    flip_weight: float = 0.0,
 ) -> QualityFigures:
-    """The figures of one `PipelineResult`; `predict` labels texts (the flip classifier)."""
+    """The figures of one `PipelineResult`; `predict` labels texts (the flip classifier);
+    `flip` (by candidate position) and `flip_weight` are the selection's flip term."""
     originals = {original.key: original for original in result.originals}
     candidates, kept = result.candidates, result.kept
-    selected = selected_candidates(candidates)
+    selected = selected_candidates(candidates, flip=flip, flip_weight=flip_weight)
 
     # 1. Control codes (A.3.1), per prompt.
     by_prompt: dict[tuple[str, str, str], list[AnnotatedCandidate]] = {}
@@ -237,6 +248,8 @@ class QualityReport:
     device: str
     codes: tuple[str, ...]
     seconds: dict[str, float] = field(default_factory=dict)
+    label_directed: bool = False  # prompts asked for the other label (generation.label_directed)
+    flip_weight: float = 0.0  # λ of selection's flip term; 0: diversity alone
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -251,8 +264,14 @@ def evaluate(
     lm=None,
     fluency_lm=None,
     show_progress: bool = False,
+    flip_weight: float = 0.0,
 ) -> QualityReport:
-    """Train the stand-in, pick held-out originals, run the pipeline, score both ways."""
+    """Train the stand-in, pick held-out originals, run the pipeline, score both ways.
+
+    With `flip_weight` > 0 selection weighs predicted flips (selection.md §2) by the
+    classifier in the loop a campaign would have: the baseline fitted on originals only
+    (one side of each CAD train pair), not the stand-in that judges the flips.
+    """
     import time
 
     from generation.cad_sentiment import (
@@ -261,6 +280,7 @@ def evaluate(
         sentiment_pairs,
     )
     from generation.constraints import special_token_texts
+    from generation.label_classifiers import BaselineLabelClassifier, flip_scores
     from generation.models import DEFAULT_MODEL, load_cached
     from generation.parsing import ParseCache
     from generation.pipeline import PipelineResult, run_polyjuice
@@ -325,12 +345,36 @@ def evaluate(
     )
     seconds["baseline"] = time.perf_counter() - mark
 
-    # 4. Figures.
+    # 4. The classifier in the loop, for selection's flip term.
     mark = time.perf_counter()
+    in_loop = None
+    if flip_weight > 0:
+        in_loop = BaselineLabelClassifier(seed=seed).fit(
+            [pair.original for pair in train], [pair.original_label for pair in train]
+        )
+    labels = {original.key: original.label for original in held.originals}
+
+    def flips(run) -> dict[int, float] | None:
+        if in_loop is None or not run.candidates:
+            return None
+        records = [candidate.record for candidate in run.candidates]
+        scores = flip_scores(
+            in_loop.predict([record.text for record in records]),
+            [labels[record.original_key] for record in records],
+            [record.intended_label for record in records],
+        )
+        return dict(enumerate(scores))
+
+    # 5. Figures.
     specials = special_token_texts(lm.tokenizer)
     per_prompt = settings.polyjuice.decoding.per_prompt
     score = lambda run: quality_figures(  # noqa: E731
-        run, per_prompt=per_prompt, predict=classifier.predict, specials=specials
+        run,
+        per_prompt=per_prompt,
+        predict=classifier.predict,
+        specials=specials,
+        flip=flips(run),
+        flip_weight=flip_weight,
     )
     ours, base = score(result), score(baseline)
     seconds["figures"] = time.perf_counter() - mark
@@ -346,6 +390,9 @@ def evaluate(
         device=str(lm.device),
         codes=tuple(settings.polyjuice.codes),
         seconds=seconds,
+        label_directed=settings.polyjuice.label_directed
+        and len(set(settings.polyjuice.label_choices)) >= 2,
+        flip_weight=flip_weight,
     )
 
 
@@ -422,7 +469,9 @@ def format_table(report: QualityReport) -> str:
         f"{report.classifier_sentence_accuracy:.3f} on the held-out first sentences and their "
         f"revisions; human revisions predicted flipped: "
         f"{report.flip_human:.3f}",
-        f"model {report.model} on {report.device}; codes {','.join(report.codes)}",
+        f"model {report.model} on {report.device}; codes {','.join(report.codes)}; "
+        f"label-directed prompts {'on' if report.label_directed else 'off'}; "
+        f"selection flip weight {report.flip_weight:g}",
     ]
     return "\n".join(lines)
 

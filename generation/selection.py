@@ -27,6 +27,9 @@ _BATCH_ENTRIES = 1 << 20
 # Lazy greedy keeps the whole S (8 bytes an entry: 64 MiB) up to this many entries.
 _DENSE_ENTRIES = 1 << 23
 _SET_COMPONENTS = ("removed", "added", "tree")
+# λ of the flip term (selection.md §2) where a campaign wants label flips: the default of
+# `Campaign.flip_weight`, measured in docs/generation-quality.md.
+DEFAULT_FLIP_WEIGHT = 0.5
 
 
 @dataclass(frozen=True)
@@ -220,6 +223,7 @@ def lazy_greedy(
     tiebreak: np.ndarray,
     demand: np.ndarray | None = None,
     refresh: int = 16,
+    bonus: np.ndarray | None = None,
 ) -> list[int]:
     """Greedy maximisation of f(A) = Σ_i demand_i · max_{j ∈ A} S_ij with Minoux's heap of
     stale gains. `columns(js)` is S[:, js] transposed, one row per j; `initial_gains` are
@@ -228,7 +232,10 @@ def lazy_greedy(
 
     A stale top is re-evaluated together with up to `refresh` - 1 stale entries under it, in
     one `columns` call: more exact gains than Minoux's one-at-a-time, so the same choices,
-    for far fewer calls when a call has a fixed cost (sparse products)."""
+    for far fewer calls when a call has a fixed cost (sparse products).
+
+    `bonus`, one value per j added to each of its gains (and already in `initial_gains`), is
+    a modular term: with bonus ≥ 0, f stays monotone submodular and stale gains bounds."""
     # cover_i = max_{j ∈ A} S_ij, 0 for A = ∅ as S ≥ 0. Step 0 always takes the heap's top, a
     # fresh f({j}), so cover starts as that column: it need not be square (demand_sample).
     cover = np.zeros(0)
@@ -253,13 +260,20 @@ def lazy_greedy(
             stale.append(heapq.heappop(heap))
         covered = np.maximum(columns(np.array([entry[2] for entry in stale])) - cover, 0.0)
         gains = (covered if demand is None else demand * covered).sum(axis=-1)
+        if bonus is not None:
+            gains = gains + bonus[[entry[2] for entry in stale]]
         for (_, negative_tie, j), gain in zip(stale, gains.tolist(), strict=True):
             evaluated_at[j] = len(chosen)
             heapq.heappush(heap, (-gain, negative_tie, j))
     return chosen
 
 
-def _batched_greedy(similarity: np.ndarray, k: int, tiebreak: np.ndarray | None) -> np.ndarray:
+def _batched_greedy(
+    similarity: np.ndarray,
+    k: int,
+    tiebreak: np.ndarray | None,
+    bonus: np.ndarray | None = None,
+) -> np.ndarray:
     """Plain greedy with exact gains for B pools of n at once: similarity (B, n, n), symmetric.
 
     Returns (B, min(k, n)) local indices in selection order. Same choices as lazy_greedy:
@@ -279,6 +293,8 @@ def _batched_greedy(similarity: np.ndarray, k: int, tiebreak: np.ndarray | None)
             np.subtract(similarity, cover[:, None, :], out=scratch)
             np.maximum(scratch, 0.0, out=scratch)
             gains = scratch.sum(axis=-1)
+        if bonus is not None:
+            gains = gains + bonus  # (B, n): the modular flip term, selection.md §2
         gains[taken] = -np.inf
         tied = gains == gains.max(axis=1, keepdims=True)
         if tiebreak is not None:
@@ -303,6 +319,8 @@ def select_diverse(
     fluency: Sequence[float] | None = None,
     groups: Sequence[str] | None = None,
     max_vectorised_pool: int = VECTORISED_MAX_POOL,
+    flip: Sequence[float] | None = None,
+    flip_weight: float = 0.0,
 ) -> list[int]:
     """Up to k indices per group (default: per original, `Relationship.base`) chosen by greedy
     facility location on S = 1 - D_L; pools in order of first appearance, each pool's indices
@@ -314,6 +332,8 @@ def select_diverse(
         fluency=fluency,
         groups=groups,
         max_vectorised_pool=max_vectorised_pool,
+        flip=flip,
+        flip_weight=flip_weight,
     )
     return [index for indices in chosen.values() for index in indices]
 
@@ -326,11 +346,16 @@ def select_diverse_many(
     fluency: Sequence[float] | None = None,
     groups: Sequence[str] | None = None,
     max_vectorised_pool: int = VECTORISED_MAX_POOL,
+    flip: Sequence[float] | None = None,
+    flip_weight: float = 0.0,
 ) -> dict[str, list[int]]:
     """{group: chosen indices in selection order}, groups in order of first appearance.
 
     Pools of up to `max_vectorised_pool` candidates are stacked by size into (B, n, n)
     similarity blocks and selected together; larger pools go through lazy_greedy.
+    `flip` (each candidate's predicted chance of the label it should reach, in [0, 1])
+    with `flip_weight` λ > 0 adds λ · n · flip_j to every gain of j in a pool of n: the
+    modular flip term of selection.md §2.
     """
     # 1. Validate and vectorise.
     if k < 1:
@@ -342,6 +367,7 @@ def select_diverse_many(
     )
     size = len(features)
     tiebreak = _checked_scores(fluency, size, "fluency")
+    flips = _flip_scores(flip, flip_weight, size)
     if groups is None:
         group_ids, group_keys = features.base, features.base_keys
     else:
@@ -365,7 +391,8 @@ def select_diverse_many(
             similarity = pools.similarity(start, stop, n)
             rows = order[start:stop].reshape(-1, n)
             ties = None if tiebreak is None else tiebreak[rows]
-            local = _batched_greedy(similarity, k, ties)
+            bonus = None if flips is None else flip_weight * n * flips[rows]
+            local = _batched_greedy(similarity, k, ties, bonus)
             chosen = np.take_along_axis(rows, local, axis=1)
             picks[group_ids[rows[:, 0]], : local.shape[1]] = chosen
 
@@ -373,7 +400,8 @@ def select_diverse_many(
     rest = order[small:]
     cuts = np.flatnonzero(np.diff(group_ids[rest])) + 1
     for pool in np.split(rest, cuts) if rest.size else []:
-        local = _lazy_pool(features, pool, k, weights, tiebreak)
+        bonus = None if flips is None else flip_weight * pool.size * flips[pool]
+        local = _lazy_pool(features, pool, k, weights, tiebreak, bonus)
         picks[group_ids[pool[0]], : len(local)] = pool[local]
 
     # 5. Back to keys; only pools smaller than k have padding to strip.
@@ -396,19 +424,35 @@ def _checked_scores(
     return array
 
 
+def _flip_scores(flip: Sequence[float] | None, weight: float, size: int) -> np.ndarray | None:
+    """The checked flip scores, or None when the flip term is off (no scores, or λ = 0)."""
+    if not math.isfinite(weight) or weight < 0:
+        raise ValueError(f"flip_weight must be a finite non-negative number, got {weight}")
+    scores = _checked_scores(flip, size, "flip")
+    if scores is None or weight == 0:
+        return None
+    if ((scores < 0) | (scores > 1)).any():
+        raise ValueError("flip values must lie in [0, 1] (a predicted probability)")
+    return scores
+
+
 def _lazy_pool(
     features: RelationshipFeatures,
     pool: np.ndarray,
     k: int,
     weights: DistanceWeights,
     tiebreak: np.ndarray | None,
+    bonus: np.ndarray | None = None,
 ) -> list[int]:
     def block(rows: np.ndarray) -> np.ndarray:
         return features.similarity_block(pool[rows], pool, weights)  # symmetric: rows = columns
 
     columns = _SimilarityRows(block, pool.size, pool.size)
     ties = np.zeros(pool.size) if tiebreak is None else tiebreak[pool]
-    return lazy_greedy(columns.initial_gains(), columns, k, ties)
+    gains = columns.initial_gains()
+    if bonus is not None:
+        gains = gains + bonus
+    return lazy_greedy(gains, columns, k, ties, bonus=bonus)
 
 
 class _SimilarityRows:

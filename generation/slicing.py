@@ -344,7 +344,7 @@ def subject_object(doc: Doc) -> list[Span]:
 
 
 def tag_slices(docs: Sequence[Doc], names: Sequence[str] | None = None) -> list[list[str]]:
-    """The names of the slices each doc matches, in registry order (Original.slice_tags)."""
+    """The names of the slices each doc matches, in registry order."""
     slices = [get_slice(name) for name in names] if names is not None else list(SLICES.values())
     return [[slice_.name for slice_ in slices if slice_(doc)] for doc in docs]
 

@@ -26,6 +26,11 @@ class PromptRequest:
     original: str  # x
     code: str  # control code to ask for
     blanked: str  # x with [BLANK]s; exactly "[BLANK]" for a whole-sentence rewrite
+    # Label-directed prompts only (generation.label_directed): x's label, the label the
+    # edit should reach, and a pair task's fixed context.
+    label: str = ""
+    target_label: str = ""
+    context: str = ""
 
     @property
     def is_sentence(self) -> bool:

@@ -6,11 +6,14 @@ different blanks in x̂: (1) just the changed tokens, (2) their parse subtrees,
 (3) one blank over the merged changes, (4) the whole sentence. A training text is
 `x <|perturb|> [code] blanked [SEP] a1 [ANSWER] ... <eos>`; the loss covers what
 follows <|perturb|>, so the model learns codes, blanks and answers, not to copy x.
-The output directory holds `cfannotate_training.json`, which tells the generator to
-prompt it in the native format.
+Whole pairs are held out (`eval_fraction`) before any prompt is made; the loss on
+their prompts is measured each epoch or every `eval_every` steps, the model is saved
+whenever it improves, and training stops after `patience` evaluations without
+improvement, so the output holds the best checkpoint. The output directory also holds
+`cfannotate_training.json`, which tells the generator to prompt it in the native
+format. The command line is `training_cli.py`.
 """
 
-import argparse
 import json
 import logging
 import math
@@ -26,7 +29,7 @@ import torch
 from generation.blanks import BlankSet, BlankSpan, blanked_text
 from generation.control_codes import detect_code
 from generation.edits import compute_edit
-from generation.pairs import Pair, read_pairs
+from generation.pairs import Pair
 from generation.parsing import ParseCache
 from generation.prompts import build_answer, build_prompt, fill_blanks
 from generation.strategies import TRAINING_REPORT
@@ -50,12 +53,17 @@ class TrainingExample:
 class TrainingConfig:
     base_model: str
     output: Path
-    epochs: int = 3  # A.2: 3 epochs
+    epochs: int = 3  # A.2: 3 epochs; early stopping may end sooner
     learning_rate: float = 5e-5  # A.2: 5e-5
     batch_size: int = 16  # A.2: 16
     max_length: int = 120  # A.2: sequence length 120
     warmup_ratio: float = 0.05
+    # Share of the pairs held out (whole pairs, so no direction or blanking of a held-out
+    # pair is trained on); none below MIN_PAIRS_FOR_EVAL pairs.
     eval_fraction: float = 0.05
+    eval_every: int = 0  # optimizer steps between held-out evaluations; 0: once per epoch
+    patience: int = 2  # evaluations without a better held-out loss before stopping
+    min_delta: float = 0.0  # how much lower a held-out loss must be to count as better
     device: str = "auto"
     seed: int = 0
     both_directions: bool = True
@@ -63,6 +71,24 @@ class TrainingConfig:
     # the model already has; new special tokens start untrained and, in a short CPU run
     # on CAD (docs/benchmarks.md), were never emitted. Opt in for long GPU runs.
     add_special_tokens: bool = False
+
+    def __post_init__(self) -> None:
+        if self.epochs < 1 or self.batch_size < 1 or self.max_length < 1:
+            raise ValueError("epochs, batch size and max length must be at least 1")
+        if not 0 <= self.eval_fraction < 1:
+            raise ValueError("the held-out fraction must be in [0, 1)")
+        if self.eval_every < 0 or self.patience < 1:
+            raise ValueError("eval_every must be 0 or more and patience at least 1")
+
+
+MIN_PAIRS_FOR_EVAL = 10  # fewer pairs: train on all of them, no early stopping
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    step: int
+    epoch: float  # fractional: step / steps per epoch
+    loss: float
 
 
 @dataclass
@@ -72,11 +98,17 @@ class TrainingReport:
     train_examples: int
     eval_examples: int
     codes: dict[str, int]
+    train_pairs: int = 0
+    eval_pairs: int = 0
     steps: int = 0
     eval_loss_before: float | None = None
-    eval_loss_after: float | None = None
+    eval_loss_after: float | None = None  # the saved (best) model's held-out loss
+    evaluations: list[Evaluation] = field(default_factory=list)
+    best_step: int | None = None
+    stopped_early: bool = False
     seconds: float = 0.0
     output: str = ""
+    sources: dict[str, int] = field(default_factory=dict)  # pairs per data source
     config: dict = field(default_factory=dict)
 
 
@@ -197,25 +229,90 @@ def _eval_loss(model, batches: list[dict], device: torch.device) -> float | None
     return total / max(count, 1)
 
 
+def split_pairs(
+    pairs: list[Pair], fraction: float, rng: random.Random
+) -> tuple[list[Pair], list[Pair]]:
+    """(train, held out): whole pairs, shuffled; none held out below MIN_PAIRS_FOR_EVAL."""
+    shuffled = list(pairs)
+    rng.shuffle(shuffled)
+    count = math.ceil(len(shuffled) * fraction) if len(shuffled) >= MIN_PAIRS_FOR_EVAL else 0
+    return shuffled[count:], shuffled[:count]
+
+
+class EarlyStopping:
+    """Tracks the best held-out loss; `update` says whether it improved, `done` whether
+    `patience` evaluations in a row have not."""
+
+    def __init__(self, patience: int, min_delta: float) -> None:
+        self.patience, self.min_delta = patience, min_delta
+        self.best: float | None = None
+        self.since_best = 0
+
+    def update(self, loss: float) -> bool:
+        if self.best is None or loss < self.best - self.min_delta:
+            self.best, self.since_best = loss, 0
+            return True
+        self.since_best += 1
+        return False
+
+    @property
+    def done(self) -> bool:
+        return self.since_best >= self.patience
+
+
+def _save(model, tokenizer, output: Path) -> None:
+    output.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(output)
+    tokenizer.save_pretrained(output)
+
+
+def _optimizer(model, config: TrainingConfig, total_steps: int):
+    """AdamW with linear warm-up and decay (A.2)."""
+    optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=0.0)
+    warmup = max(1, int(total_steps * config.warmup_ratio))
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer,
+        lambda step: min(
+            (step + 1) / warmup, max(0.0, (total_steps - step) / max(1, total_steps - warmup))
+        ),
+    )
+    return optimizer, scheduler
+
+
 def train(
-    config: TrainingConfig, pairs: list[Pair], *, show_progress: bool = True
+    config: TrainingConfig,
+    pairs: list[Pair],
+    *,
+    show_progress: bool = True,
+    sources: dict[str, int] | None = None,
 ) -> TrainingReport:
-    """Fine-tune `config.base_model` on `pairs` and save a directory the generator loads."""
+    """Fine-tune `config.base_model` on `pairs` and save a directory the generator loads.
+
+    With a held-out split, the loss on it is measured every `eval_every` steps (or each
+    epoch); the model is saved whenever it improves, so the output holds the best
+    checkpoint, and training stops after `patience` evaluations without improvement.
+    """
     from generation.models import load_causal_lm
 
     started = time.perf_counter()
     rng = random.Random(config.seed)
     torch.manual_seed(config.seed)
 
-    # 1. Training prompts from the pairs, both directions, four blankings each.
-    examples = build_examples(pairs, both_directions=config.both_directions)
-    if not examples:
+    # 1. Training prompts from the pairs, both directions, four blankings each; the
+    #    held-out pairs are set aside before any prompt is made.
+    train_pairs, eval_pairs = split_pairs(pairs, config.eval_fraction, rng)
+    parses = ParseCache()
+    train_examples = build_examples(
+        train_pairs, both_directions=config.both_directions, parses=parses
+    )
+    eval_examples = build_examples(
+        eval_pairs, both_directions=config.both_directions, parses=parses
+    )
+    if not train_examples:
         raise ValueError("No training prompts could be built from these pairs.")
-    rng.shuffle(examples)
-    eval_count = int(len(examples) * config.eval_fraction) if len(examples) >= 40 else 0
-    eval_examples, train_examples = examples[:eval_count], examples[eval_count:]
+    rng.shuffle(train_examples)
 
-    # 2. The base model with the Polyjuice vocabulary added.
+    # 2. The base model, optionally with the Polyjuice vocabulary added.
     lm = load_causal_lm(config.base_model, device=config.device, dtype="float32")
     model, tokenizer, device = lm.model, lm.tokenizer, lm.device
     if config.add_special_tokens:
@@ -230,120 +327,111 @@ def train(
             _encode(tokenizer, eval_examples, config.max_length), config.batch_size
         )
     ]
+    examples = train_examples + eval_examples
     report = TrainingReport(
         pairs=len(pairs),
         examples=len(examples),
         train_examples=len(train_items),
         eval_examples=len(eval_examples),
         codes=dict(Counter(e.code for e in examples)),
+        train_pairs=len(train_pairs),
+        eval_pairs=len(eval_pairs),
+        sources=dict(sources or {}),
         config={key: str(value) for key, value in asdict(config).items()},
     )
     report.eval_loss_before = _eval_loss(model, eval_batches, device)
 
-    # 3. AdamW with linear warm-up and decay, bf16 autocast on CUDA.
-    steps_per_epoch = math.ceil(len(train_items) / config.batch_size)
-    total_steps = max(1, steps_per_epoch * config.epochs)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=0.0)
-    warmup = max(1, int(total_steps * config.warmup_ratio))
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer,
-        lambda step: min(
-            (step + 1) / warmup, max(0.0, (total_steps - step) / max(1, total_steps - warmup))
-        ),
+    # 3. Train, evaluating on the held-out prompts and saving each better checkpoint.
+    loop = _TrainingLoop(config, model, eval_batches, pad_id, device, report)
+    loop.run(
+        train_items,
+        rng,
+        save=lambda: _save(model, tokenizer, config.output),
+        show_progress=show_progress,
     )
-    autocast = (
-        torch.autocast("cuda", dtype=torch.bfloat16)
-        if device.type == "cuda"
-        else torch.autocast("cpu", enabled=False)
-    )
-    bar = None
-    if show_progress:
-        from tqdm import tqdm
+    if report.best_step is None:  # no held-out split: the last weights are the model
+        _save(model, tokenizer, config.output)
+    else:
+        report.eval_loss_after = min(evaluation.loss for evaluation in report.evaluations)
 
-        bar = tqdm(total=total_steps, desc="training", unit="step", file=sys.stderr)
-    model.train()
-    for _ in range(config.epochs):
-        rng.shuffle(train_items)
-        for chunk in _chunks(train_items, config.batch_size):
-            batch = {key: value.to(device) for key, value in _collate(chunk, pad_id).items()}
-            with autocast:
-                loss = model(**batch).loss
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad(set_to_none=True)
-            report.steps += 1
-            if bar is not None:
-                bar.update(1)
-                bar.set_postfix(loss=f"{loss.detach().item():.3f}")
-    if bar is not None:
-        bar.close()
-    report.eval_loss_after = _eval_loss(model, eval_batches, device)
-
-    # 4. Save model, tokenizer and the report together.
-    config.output.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(config.output)
-    tokenizer.save_pretrained(config.output)
+    # 4. The report beside the model.
     report.seconds = time.perf_counter() - started
     report.output = str(config.output)
     (config.output / TRAINING_REPORT).write_text(json.dumps(asdict(report), indent=2))
     return report
 
 
+class _TrainingLoop:
+    """The optimizer steps, with held-out evaluations and early stopping recorded in `report`."""
+
+    def __init__(self, config, model, eval_batches, pad_id, device, report) -> None:
+        self.config, self.model, self.eval_batches = config, model, eval_batches
+        self.pad_id, self.device, self.report = pad_id, device, report
+        self.stopping = EarlyStopping(config.patience, config.min_delta)
+        self.steps_per_epoch = 1
+        self.bar = None
+
+    def run(self, train_items: list[dict], rng: random.Random, *, save, show_progress) -> None:
+        config, report = self.config, self.report
+        self.steps_per_epoch = math.ceil(len(train_items) / config.batch_size)
+        total_steps = max(1, self.steps_per_epoch * config.epochs)
+        optimizer, scheduler = _optimizer(self.model, config, total_steps)
+        autocast = (
+            torch.autocast("cuda", dtype=torch.bfloat16)
+            if self.device.type == "cuda"
+            else torch.autocast("cpu", enabled=False)
+        )
+        if show_progress:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total_steps, desc="training", unit="step", file=sys.stderr)
+        self.model.train()
+        for _ in range(config.epochs):
+            rng.shuffle(train_items)
+            for chunk in _chunks(train_items, config.batch_size):
+                batch = _collate(chunk, self.pad_id)
+                batch = {key: value.to(self.device) for key, value in batch.items()}
+                with autocast:
+                    loss = self.model(**batch).loss
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+                optimizer.step()
+                scheduler.step()
+                optimizer.zero_grad(set_to_none=True)
+                report.steps += 1
+                if self.bar is not None:
+                    self.bar.update(1)
+                if self._evaluation_due():
+                    self._evaluate(save)
+                    if self.stopping.done:
+                        report.stopped_early = True
+                        break
+            if report.stopped_early:
+                break
+        if not report.evaluations or report.evaluations[-1].step != report.steps:
+            self._evaluate(save)  # the steps since the last evaluation
+        if self.bar is not None:
+            self.bar.close()
+
+    def _evaluation_due(self) -> bool:
+        every = self.config.eval_every or self.steps_per_epoch
+        return self.report.steps % every == 0
+
+    def _evaluate(self, save) -> None:
+        loss = _eval_loss(self.model, self.eval_batches, self.device)
+        self.model.train()
+        if loss is None:  # no held-out prompts
+            return
+        step = self.report.steps
+        self.report.evaluations.append(
+            Evaluation(step, round(step / self.steps_per_epoch, 3), loss)
+        )
+        if self.stopping.update(loss):
+            self.report.best_step = step
+            save()
+        if self.bar is not None:
+            self.bar.set_postfix(eval_loss=f"{loss:.3f}", best=f"{self.stopping.best:.3f}")
+
+
 def _chunks(items: list, size: int) -> list[list]:
     return [items[index : index + size] for index in range(0, len(items), size)]
-
-
-def train_command(args: argparse.Namespace) -> int:
-    options = {}
-    if args.format == "tsv":
-        options = {"x_column": args.x_column, "x_hat_column": args.x_hat_column}
-    pairs = read_pairs(Path(args.pairs), args.format, **options)
-    if args.max_pairs:
-        pairs = pairs[: args.max_pairs]
-    from generation.models import DEFAULT_MODEL
-
-    config = TrainingConfig(
-        base_model=args.base_model or DEFAULT_MODEL,
-        output=Path(args.output),
-        epochs=args.epochs,
-        learning_rate=args.learning_rate,
-        batch_size=args.batch_size,
-        max_length=args.max_length,
-        device=args.device,
-        seed=args.seed,
-        add_special_tokens=args.add_special_tokens,
-    )
-    report = train(config, pairs, show_progress=not args.quiet)
-    print(json.dumps(asdict(report), indent=2))
-    return 0
-
-
-def add_train_parser(commands) -> None:
-    parser = commands.add_parser(
-        "train",
-        help="Fine-tune a causal LM into the Polyjuice format from (x, x̂) pairs.",
-    )
-    parser.add_argument("--pairs", required=True, help="JSONL (x, x_hat), TSV, or CAD file.")
-    parser.add_argument(
-        "--format", default="auto", choices=["auto", "jsonl", "tsv", "cad-sentiment"]
-    )
-    parser.add_argument("--x-column", default="x")
-    parser.add_argument("--x-hat-column", default="x_hat")
-    parser.add_argument("--base-model", default=None, help="Hub id, local dir, or the default.")
-    parser.add_argument("--output", required=True, help="Directory to write the model to.")
-    parser.add_argument("--epochs", type=int, default=3)
-    parser.add_argument("--learning-rate", type=float, default=5e-5)
-    parser.add_argument("--batch-size", type=int, default=16)
-    parser.add_argument("--max-length", type=int, default=120)
-    parser.add_argument("--max-pairs", type=int, default=None)
-    parser.add_argument("--device", default="auto")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument(
-        "--add-special-tokens",
-        action="store_true",
-        help="Learn the markers as new tokens (needs a long run; default: text).",
-    )
-    parser.add_argument("--quiet", action="store_true")
-    parser.set_defaults(handler=train_command)

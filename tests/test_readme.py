@@ -37,7 +37,7 @@ def _lines(name: str) -> list[dict]:
 
 def _example_crowd() -> tuple[int, int]:
     """(workers listed on the example's quality page, of them spammers), by building it."""
-    from cfannotate.campaigns.demo import demo_setup
+    from cfannotate.demo.setup import demo_setup
     from cfannotate.quality.models import WorkerQuality
 
     example = demo_setup().example
@@ -51,13 +51,13 @@ def _example_crowd() -> tuple[int, int]:
 
 
 def _example_reviews() -> tuple[int]:
-    from cfannotate.campaigns.demo import EXAMPLE_COUNTERFACTUALS
+    from cfannotate.demo.setup import EXAMPLE_COUNTERFACTUALS
 
     return (len({row["original_id"] for row in _lines(EXAMPLE_COUNTERFACTUALS)}),)
 
 
 def _demo_campaigns() -> tuple[int]:
-    from cfannotate.campaigns.demo import DEMO_CAMPAIGNS
+    from cfannotate.demo.setup import DEMO_CAMPAIGNS
 
     return (len(DEMO_CAMPAIGNS) + 1,)  # the labeled example is the one after them
 

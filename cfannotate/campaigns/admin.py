@@ -2,7 +2,6 @@ from django.contrib import admin
 from django.db.models import Count
 
 from cfannotate.campaigns.models import SETTING_STAGES, Campaign, CampaignLabel, Original
-from cfannotate.exports.admin import EXPORT_ACTIONS
 
 
 class CampaignLabelInline(admin.TabularInline):
@@ -18,7 +17,7 @@ class CampaignAdmin(admin.ModelAdmin):
     readonly_fields = ["created_at", "updated_at", "original_count"]
     prepopulated_fields = {"slug": ["name"]}
     inlines = [CampaignLabelInline]
-    actions = EXPORT_ACTIONS
+    actions = []  # exports adds its downloads (exports/admin.py)
     fieldsets = [
         (
             None,

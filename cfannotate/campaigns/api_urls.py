@@ -1,7 +1,6 @@
 from django.urls import path
 
 from cfannotate.campaigns import apis, upload_apis
-from cfannotate.candidates import apis as candidate_apis
 
 urlpatterns = [
     path("campaigns/", apis.CampaignListApi.as_view(), name="api-campaign-list"),
@@ -13,11 +12,6 @@ urlpatterns = [
         "campaigns/<int:campaign_id>/update/",
         apis.CampaignUpdateApi.as_view(),
         name="api-campaign-update",
-    ),
-    path(
-        "campaigns/<int:campaign_id>/candidates/import/",
-        candidate_apis.CandidateImportApi.as_view(),
-        name="api-candidate-import",
     ),
     path(
         "campaigns/<int:campaign_id>/originals/",
@@ -33,26 +27,6 @@ urlpatterns = [
         "campaigns/<int:campaign_id>/originals/upload/",
         upload_apis.OriginalUploadApi.as_view(),
         name="api-original-upload",
-    ),
-    path(
-        "campaigns/<int:campaign_id>/generation/",
-        candidate_apis.GenerationProgressApi.as_view(),
-        name="api-generation-progress",
-    ),
-    path(
-        "campaigns/<int:campaign_id>/generation/start/",
-        candidate_apis.GenerationStartApi.as_view(),
-        name="api-generation-start",
-    ),
-    path(
-        "campaigns/<int:campaign_id>/generation/<int:run_id>/cancel/",
-        candidate_apis.GenerationCancelApi.as_view(),
-        name="api-generation-cancel",
-    ),
-    path(
-        "campaigns/<int:campaign_id>/generation/<int:run_id>/retry/",
-        candidate_apis.GenerationRetryApi.as_view(),
-        name="api-generation-retry",
     ),
     path(
         "campaigns/<int:campaign_id>/originals/priority/",

@@ -69,7 +69,7 @@ class CampaignCreateApi(APIView):
 class CampaignDetailApi(APIView):
     @extend_schema(responses=CampaignOutputSerializer)
     def get(self, request: Request, campaign_id: int) -> Response:
-        campaign = selectors.campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        campaign = self.campaign
         return Response(CampaignOutputSerializer(campaign).data)
 
 
@@ -82,7 +82,7 @@ class CampaignUpdateApi(APIView):
 
     @extend_schema(request=InputSerializer, responses=CampaignOutputSerializer)
     def patch(self, request: Request, campaign_id: int) -> Response:
-        campaign = selectors.campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        campaign = self.campaign
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         campaign = services.campaign_update(
@@ -97,7 +97,6 @@ class OriginalOutputSerializer(serializers.Serializer):
     text = serializers.CharField()
     context = serializers.CharField()
     label = serializers.CharField(source="label.value")
-    slice_tags = serializers.ListField(child=serializers.CharField())
     priority = serializers.FloatField()
 
 
@@ -106,7 +105,7 @@ class OriginalListApi(APIView):
 
     @extend_schema(responses=OriginalOutputSerializer(many=True))
     def get(self, request: Request, campaign_id: int) -> Response:
-        campaign = selectors.campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        campaign = self.campaign
         originals = selectors.originals_of(campaign)
         return paginated_response(self, request, originals, OriginalOutputSerializer)
 
@@ -124,7 +123,7 @@ class OriginalImportApi(APIView):
 
     @extend_schema(request=InputSerializer, responses={201: OutputSerializer})
     def post(self, request: Request, campaign_id: int) -> Response:
-        campaign = selectors.campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        campaign = self.campaign
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         imported = services.originals_import(
@@ -157,7 +156,7 @@ class OriginalPriorityApi(APIView):
     def post(self, request: Request, campaign_id: int) -> Response:
         from cfannotate.campaigns.priority import originals_prioritize
 
-        campaign = selectors.campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        campaign = self.campaign
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         summary = originals_prioritize(

@@ -9,20 +9,13 @@ from pathlib import Path
 from django.conf import settings
 
 from cfannotate.core import tabular
-from cfannotate.core.exceptions import InvalidInput
 
 
 def read_jsonl(path: Path) -> list[dict]:
     """Every line one JSON object; a bad line is reported with its number."""
-    table = tabular.table_read(
+    return tabular.jsonl_objects(
         file_name=path.name,
         content=path.read_bytes(),
         max_bytes=settings.UPLOAD_MAX_BYTES,
         max_rows=settings.UPLOAD_MAX_ROWS,
-        kind="jsonl",
     )
-    if table.errors:
-        raise InvalidInput(
-            f"{path.name}: {len(table.errors)} line(s) are not JSON objects.", fields=table.errors
-        )
-    return [row.values for row in table.rows]

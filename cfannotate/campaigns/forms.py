@@ -324,13 +324,13 @@ class CampaignSettingsForm(forms.ModelForm):
             if not entries:
                 self.add_error("generators", "Choose at least one generator.")
             cleaned["generators"] = entries
+        # Checked with the API's rules on save (generator_settings.entries_from_settings).
         slices = cleaned.get("targeting_slices") or []
         code = cleaned.get("targeting_code") or None
-        if code and not slices:
-            self.add_error("targeting_code", "Choose the slices this control code targets.")
-        cleaned["targeting"] = (
-            {"slices": slices, **({"code": code} if code else {})} if slices else {}
-        )
+        cleaned["targeting"] = {
+            **({"slices": slices} if slices else {}),
+            **({"code": code} if code else {}),
+        }
         return cleaned
 
     def changed_settings(self) -> dict:

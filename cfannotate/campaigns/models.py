@@ -1,6 +1,7 @@
 """A campaign: the task definition, its settings for every stage, and its originals."""
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
@@ -21,6 +22,15 @@ class CampaignStatus(models.TextChoices):
     LABELING = "labeling", "Labeling"
     PAUSED = "paused", "Paused"
     FINISHED = "finished", "Finished"
+
+
+class FlipClassifier(models.TextChoices):
+    """Where a candidate's predicted label comes from (`generation.label_classifiers`)."""
+
+    NONE = "none", "None"
+    BASELINE = "baseline", "Built-in baseline (trained on the originals)"
+    MODEL = "model", "A text-classification model directory"
+    UPLOADED = "uploaded", "Predictions uploaded for the candidates"
 
 
 class Campaign(models.Model):
@@ -70,6 +80,27 @@ class Campaign(models.Model):
     weight_added = models.FloatField(validators=[MinValueValidator(0.0)], default=1.0)
     weight_tree = models.FloatField(validators=[MinValueValidator(0.0)], default=0.5)
     weight_code = models.FloatField(validators=[MinValueValidator(0.0)], default=1.0)
+    # The classifier in the loop (issue #21, item 3): what predicts each candidate's label,
+    # and how much selection favours predicted flips (generation/selection.md §2).
+    flip_classifier = models.CharField(
+        max_length=20,
+        choices=FlipClassifier.choices,
+        default=FlipClassifier.BASELINE,
+        help_text="What predicts each candidate's label: the built-in baseline trained on "
+        "the originals, a text-classification model directory, or predictions you upload.",
+    )
+    flip_model = models.CharField(
+        max_length=500,
+        blank=True,
+        help_text="The model directory (on the generation workers) when the classifier is a "
+        "model directory.",
+    )
+    flip_weight = models.FloatField(
+        validators=[MinValueValidator(0.0)],
+        default=0.5,
+        help_text="How much selection favours candidates predicted to change the label, "
+        "against diversity; 0 selects for diversity alone.",
+    )
 
     # Labeling (Appendix C.2).
     training_rounds = models.PositiveSmallIntegerField(
@@ -165,10 +196,23 @@ class Campaign(models.Model):
                 & Q(weight_code__gte=0),
                 name="campaign_weights_non_negative",
             ),
+            models.CheckConstraint(
+                condition=Q(flip_weight__gte=0), name="campaign_flip_weight_non_negative"
+            ),
+            models.CheckConstraint(
+                condition=~Q(flip_classifier="model") | ~Q(flip_model=""),
+                name="campaign_flip_model_named",
+            ),
         ]
 
     def __str__(self) -> str:
         return self.name
+
+    def clean(self) -> None:
+        if self.flip_classifier == FlipClassifier.MODEL and not self.flip_model.strip():
+            raise ValidationError(
+                {"flip_model": "Name the model directory, or choose another classifier."}
+            )
 
     @property
     def is_pair_task(self) -> bool:
@@ -193,6 +237,9 @@ SETTING_STAGES = (
             "weight_added",
             "weight_tree",
             "weight_code",
+            "flip_classifier",
+            "flip_model",
+            "flip_weight",
         ),
     ),
     (
@@ -251,9 +298,6 @@ class Original(models.Model):
     context = models.TextField(blank=True, help_text="The fixed field of a pair task.")
     label = models.ForeignKey(CampaignLabel, on_delete=models.PROTECT, related_name="originals")
     extra = models.JSONField(default=dict, blank=True, help_text="Other columns, kept as-is.")
-    slice_tags = models.JSONField(
-        default=list, blank=True, help_text="Names of the slicing functions that match."
-    )
     priority = models.FloatField(
         default=0.0, help_text="Higher is labeled first (model-in-the-loop, corpus selection)."
     )

@@ -41,21 +41,3 @@ def campaign_counts(campaign: Campaign) -> dict[str, int]:
         "units": campaign.units.count(),
         "assignments": campaign.assignments.count(),
     }
-
-
-def recent_candidates(campaign: Campaign, limit: int = 50):
-    """The campaign's candidates with their originals, by original, kept ones first."""
-    from django.db.models import Case, IntegerField, Value, When
-
-    from cfannotate.candidates.models import Candidate, CandidateStatus
-
-    filtered_last = Case(
-        When(status=CandidateStatus.FILTERED, then=Value(1)),
-        default=Value(0),
-        output_field=IntegerField(),
-    )
-    return (
-        Candidate.objects.filter(campaign=campaign)
-        .select_related("original")
-        .order_by("original_id", filtered_last, "-fluency_full", "id")[:limit]
-    )

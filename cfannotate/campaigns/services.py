@@ -19,9 +19,9 @@ from cfannotate.campaigns.models import (
 )
 from cfannotate.campaigns.task_templates import LabelTemplate, template_for
 from cfannotate.core.exceptions import Conflict, InvalidInput
+from cfannotate.core.row_report import RowError, row_errors_raise
 
 MAX_TEXT_CHARS = 10_000
-MAX_ROW_ERRORS_REPORTED = 50
 
 # Settings whose text ("NaN", "inf") the model field would read as a number.
 _NUMERIC_SETTINGS = frozenset(
@@ -209,8 +209,11 @@ def _probe_new_servers(
     the transaction's start, would stop every other writer meanwhile). Settings that fail
     the other checks are left to them; nothing server-related changed, nothing is sent.
     """
-    from cfannotate.candidates.adapter import entries_from_settings, generator_entries
-    from cfannotate.candidates.services import inference_servers_probe
+    from cfannotate.campaigns.generator_settings import (
+        entries_from_settings,
+        generator_entries,
+        inference_servers_probe,
+    )
 
     if "generators" not in settings:
         return
@@ -234,7 +237,7 @@ def _probe_new_servers(
 
 def _check_generation_settings(campaign: Campaign, label_values: list[str]) -> None:
     """The generator entries and targeting, checked against the label set (the adapter's rules)."""
-    from cfannotate.candidates.adapter import entries_from_settings
+    from cfannotate.campaigns.generator_settings import entries_from_settings
 
     entries_from_settings(
         campaign.generators, label_values=label_values, targeting=campaign.targeting
@@ -279,29 +282,6 @@ def _unique_slug(name: str) -> str:
     return slug
 
 
-@dataclass(frozen=True)
-class RowError:
-    row: int  # 1-based, as a spreadsheet shows it
-    field: str
-    message: str
-
-
-def row_errors_raise(errors: list[RowError]) -> None:
-    """One InvalidInput for all bad rows of an upload, or nothing when there are none."""
-    if not errors:
-        return
-    shown = errors[:MAX_ROW_ERRORS_REPORTED]
-    fields: dict[str, list[str]] = {}
-    for error in shown:
-        fields.setdefault(f"row {error.row}", []).append(f"{error.field}: {error.message}")
-    more = len(errors) - len(shown)
-    rows = len({error.row for error in errors})
-    message = f"{rows} row(s) are invalid; nothing was imported."
-    if more:
-        message += f" {more} more error(s) not shown."
-    raise InvalidInput(message, fields=fields)
-
-
 def label_lookup(campaign: Campaign) -> dict[str, CampaignLabel]:
     """Every spelling accepted for each label: value, display name, template aliases."""
     lookup: dict[str, CampaignLabel] = {}
@@ -336,14 +316,9 @@ def originals_check(
     A record has `text`, `label`, optionally `id` and (for pair tasks) `context`;
     other keys are kept in `extra`. Nothing is written.
     """
-    lookup = label_lookup(campaign)
-    allowed = ", ".join(campaign.labels.values_list("value", flat=True))
-    existing_ids = set(campaign.originals.values_list("external_id", flat=True))
-    next_number = campaign.originals.count() + 1
-    seen_ids: set[str] = set()
+    known = _KnownOriginals.of(campaign)
     errors: list[RowError] = []
     originals: list[Original] = []
-
     for row, record in enumerate(records, start=1):
         row_errors = [
             RowError(row, name, "Must be text or a number, not a list or an object.")
@@ -356,55 +331,17 @@ def originals_check(
         text = str(record.get("text") or "").strip()
         context = str(record.get("context") or "").strip()
         raw_label = str(record.get("label") if record.get("label") is not None else "").strip()
-        external_id = str(record.get("id") or "").strip() or f"row-{next_number + row - 1}"
-
-        if not text:
-            row_errors.append(RowError(row, "text", "The text is empty."))
-        elif len(text) > MAX_TEXT_CHARS:
-            row_errors.append(
-                RowError(
-                    row,
-                    "text",
-                    f"The text has {len(text):,} characters; the limit is {MAX_TEXT_CHARS:,}.",
-                )
-            )
-        if campaign.is_pair_task and not context:
-            row_errors.append(
-                RowError(row, "context", f"The {campaign.context_name.lower()} is empty.")
-            )
-        elif len(context) > MAX_TEXT_CHARS:
-            row_errors.append(
-                RowError(
-                    row,
-                    "context",
-                    f"The {campaign.context_name.lower() or 'context'} has {len(context):,} "
-                    f"characters; the limit is {MAX_TEXT_CHARS:,}.",
-                )
-            )
-        label = lookup.get(raw_label.lower())
+        external_id = str(record.get("id") or "").strip() or f"row-{known.next_number + row - 1}"
+        row_errors += _text_problems(row, campaign, text, context)
+        label = known.labels.get(raw_label.lower())
         if label is None:
             row_errors.append(
-                RowError(row, "label", f"Unknown label {raw_label!r}; expected one of {allowed}.")
-            )
-        if len(external_id) > MAX_EXTERNAL_ID_CHARS:
-            row_errors.append(
                 RowError(
-                    row,
-                    "id",
-                    f"The id has {len(external_id)} characters; the limit is "
-                    f"{MAX_EXTERNAL_ID_CHARS}.",
+                    row, "label", f"Unknown label {raw_label!r}; expected one of {known.allowed}."
                 )
             )
-        elif external_id in seen_ids:
-            row_errors.append(RowError(row, "id", f"The id {external_id!r} is used twice."))
-        elif external_id in existing_ids:
-            row_errors.append(
-                RowError(
-                    row, "id", f"The id {external_id!r} is already an original of this campaign."
-                )
-            )
-        seen_ids.add(external_id)
-
+        row_errors += _id_problems(row, external_id, known)
+        known.seen_ids.add(external_id)
         if row_errors:
             errors.extend(row_errors)
             continue
@@ -420,6 +357,71 @@ def originals_check(
             )
         )
     return OriginalsChecked(originals=originals, errors=errors)
+
+
+@dataclass
+class _KnownOriginals:
+    """What checking a campaign's new originals compares them with, read once."""
+
+    labels: dict[str, CampaignLabel]  # every accepted spelling
+    allowed: str  # the label values, for messages
+    existing_ids: set[str]
+    next_number: int  # of the first original, for ids the records leave out
+    seen_ids: set[str]  # ids of the records checked so far
+
+    @classmethod
+    def of(cls, campaign: Campaign) -> "_KnownOriginals":
+        return cls(
+            labels=label_lookup(campaign),
+            allowed=", ".join(campaign.labels.values_list("value", flat=True)),
+            existing_ids=set(campaign.originals.values_list("external_id", flat=True)),
+            next_number=campaign.originals.count() + 1,
+            seen_ids=set(),
+        )
+
+
+def _text_problems(row: int, campaign: Campaign, text: str, context: str) -> list[RowError]:
+    problems = []
+    if not text:
+        problems.append(RowError(row, "text", "The text is empty."))
+    elif len(text) > MAX_TEXT_CHARS:
+        problems.append(
+            RowError(
+                row,
+                "text",
+                f"The text has {len(text):,} characters; the limit is {MAX_TEXT_CHARS:,}.",
+            )
+        )
+    if campaign.is_pair_task and not context:
+        problems.append(RowError(row, "context", f"The {campaign.context_name.lower()} is empty."))
+    elif len(context) > MAX_TEXT_CHARS:
+        problems.append(
+            RowError(
+                row,
+                "context",
+                f"The {campaign.context_name.lower() or 'context'} has {len(context):,} "
+                f"characters; the limit is {MAX_TEXT_CHARS:,}.",
+            )
+        )
+    return problems
+
+
+def _id_problems(row: int, external_id: str, known: _KnownOriginals) -> list[RowError]:
+    if len(external_id) > MAX_EXTERNAL_ID_CHARS:
+        return [
+            RowError(
+                row,
+                "id",
+                f"The id has {len(external_id)} characters; the limit is {MAX_EXTERNAL_ID_CHARS}.",
+            )
+        ]
+    if external_id in known.seen_ids:
+        return [RowError(row, "id", f"The id {external_id!r} is used twice.")]
+    if external_id in known.existing_ids:
+        return [
+            RowError(row, "id", f"The id {external_id!r} is already an original of this campaign.")
+        ]
+    return []
 
 
 @transaction.atomic

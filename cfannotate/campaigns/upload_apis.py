@@ -8,7 +8,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from cfannotate.campaigns.selectors import campaign_get_for_owner
 from cfannotate.campaigns.uploads import originals_upload, upload_preview
 from cfannotate.core import tabular
 from cfannotate.core.json_input import BoundedJSONField
@@ -82,7 +81,7 @@ class OriginalUploadApi(LimitedUploadMixin, APIView):
         responses={200: OutputSerializer, 201: OutputSerializer},
     )
     def post(self, request: Request, campaign_id: int) -> Response:
-        campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        campaign = self.campaign
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         upload = serializer.validated_data["file"]

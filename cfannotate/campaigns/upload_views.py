@@ -8,15 +8,14 @@ from contextlib import suppress
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
+from cfannotate.campaigns.access import campaign_owner_required
 from cfannotate.campaigns.models import Campaign
-from cfannotate.campaigns.selectors import campaign_get_for_owner
 from cfannotate.campaigns.uploads import (
     UploadPreview,
     field_names,
@@ -24,7 +23,7 @@ from cfannotate.campaigns.uploads import (
     upload_preview,
 )
 from cfannotate.core import tabular
-from cfannotate.core.exceptions import CfannotateError, InvalidInput, NotFound
+from cfannotate.core.exceptions import CfannotateError, InvalidInput
 from cfannotate.core.htmx import HtmxHttpRequest
 from cfannotate.core.pending_uploads import (
     PendingUpload,
@@ -32,16 +31,11 @@ from cfannotate.core.pending_uploads import (
     pending_upload_get,
     pending_upload_save,
 )
+from cfannotate.core.text import sentence
 from cfannotate.core.upload_handlers import limit_uploads
 
 FRAGMENT = "campaigns/_upload.html"
 
-
-def _campaign(request, campaign_id: int) -> Campaign:
-    try:
-        return campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
-    except NotFound as error:
-        raise Http404(error.message) from None
 
 
 def upload_scope(campaign: Campaign) -> str:
@@ -92,12 +86,12 @@ def _pending(request, campaign: Campaign) -> PendingUpload:
     )
 
 
-@login_required
+@campaign_owner_required
 @require_http_methods(["GET", "POST"])
 @limit_uploads
 def original_upload(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     """The upload form; a posted file comes back as its preview with guessed columns."""
-    campaign = _campaign(request, campaign_id)
+    campaign = request.campaign
     if request.method == "GET":
         return _fragment(request, campaign)
     upload = request.FILES.get("file")
@@ -130,11 +124,11 @@ def _kept_preview(request, campaign):
     return pending, preview
 
 
-@login_required
+@campaign_owner_required
 @require_POST
 def original_upload_preview(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     """The kept file again, under the mapping just chosen."""
-    campaign = _campaign(request, campaign_id)
+    campaign = request.campaign
     try:
         pending, preview = _kept_preview(request, campaign)
     except CfannotateError as error:
@@ -142,11 +136,11 @@ def original_upload_preview(request: HtmxHttpRequest, campaign_id: int) -> HttpR
     return _fragment(request, campaign, preview=preview, token=pending.token)
 
 
-@login_required
+@campaign_owner_required
 @require_POST
 def original_upload_import(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     """Import the kept file: the page reloads with the originals, or the rows' errors show."""
-    campaign = _campaign(request, campaign_id)
+    campaign = request.campaign
     try:
         pending, preview = _kept_preview(request, campaign)
     except CfannotateError as error:
@@ -156,17 +150,17 @@ def original_upload_import(request: HtmxHttpRequest, campaign_id: int) -> HttpRe
     except CfannotateError as error:
         return _fragment(request, campaign, preview=preview, token=pending.token, error=error)
     pending_upload_delete(pending)
-    messages.success(request, f"Imported {imported} originals from {pending.file_name}.")
+    messages.success(request, sentence(f"Imported {imported} originals from {pending.file_name}"))
     if request.htmx:
         return HttpResponseClientRefresh()
     return redirect("campaign-detail", campaign_id=campaign.id)
 
 
-@login_required
+@campaign_owner_required
 @require_POST
 def original_upload_cancel(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     """Forget the kept file; the empty form again."""
-    campaign = _campaign(request, campaign_id)
+    campaign = request.campaign
     # Already gone, or not this user's: nothing to delete either way.
     with suppress(CfannotateError):
         pending_upload_delete(_pending(request, campaign))

@@ -15,14 +15,10 @@ from django.conf import settings
 from django.db import transaction
 
 from cfannotate.campaigns.models import Campaign, CampaignLabel, Original
-from cfannotate.campaigns.services import (
-    MAX_ROW_ERRORS_REPORTED,
-    label_lookup,
-    originals_check,
-    originals_create,
-)
+from cfannotate.campaigns.services import label_lookup, originals_check, originals_create
 from cfannotate.core import tabular
 from cfannotate.core.exceptions import InvalidInput
+from cfannotate.core.row_report import MAX_ROW_ERRORS_REPORTED, rows_invalid
 
 FIELDS = ("id", "context", "text", "label")
 PREVIEW_ROWS = 10
@@ -174,10 +170,7 @@ class UploadPreview:
                 "Map the file's columns first; nothing was imported.",
                 fields={f"mapping.{name}": [problem] for name, problem in self.problems.items()},
             )
-        message = f"{len(self.errors)} row(s) are invalid; nothing was imported."
-        if len(self.errors) > MAX_ROW_ERRORS_REPORTED:
-            message += f" Only the first {MAX_ROW_ERRORS_REPORTED} are listed."
-        return InvalidInput(message, fields=self.shown_errors)
+        return rows_invalid(self.errors)
 
 
 def upload_table(*, file_name: str, content: bytes) -> tabular.Table:

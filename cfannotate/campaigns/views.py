@@ -3,32 +3,36 @@
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods
 
 from cfannotate.campaigns import selectors, services
+from cfannotate.campaigns.access import campaign_owner_required
 from cfannotate.campaigns.forms import CampaignCreateForm, CampaignSettingsForm, errors_onto_form
+from cfannotate.campaigns.page_parts import parts_context
 from cfannotate.campaigns.task_templates import task_template_summaries
-from cfannotate.candidates.selectors import generation_overview, latest_run, run_progress
-from cfannotate.core.exceptions import CfannotateError, NotFound
+from cfannotate.core.exceptions import CfannotateError
 from cfannotate.core.htmx import HtmxHttpRequest
-from cfannotate.labeling.campaign_views import labeling_context
+from cfannotate.core.text import sentence
 
 ORIGINALS_PER_PAGE = 25
 
 
-def _owned_campaign(request, campaign_id: int):
-    try:
-        return selectors.campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
-    except NotFound as error:
-        raise Http404(error.message) from None
+
+def home(request: HtmxHttpRequest) -> HttpResponse:
+    """The landing page: a signed-in researcher's campaigns, or how to start."""
+    campaigns = (
+        selectors.campaigns_for_owner(request.user) if request.user.is_authenticated else None
+    )
+    return TemplateResponse(request, "core/home.html", {"campaigns": campaigns})
 
 
-@login_required
+@campaign_owner_required
+@require_GET
 def campaign_detail(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
-    campaign = _owned_campaign(request, campaign_id)
+    campaign = request.campaign
     page = Paginator(selectors.originals_of(campaign), ORIGINALS_PER_PAGE).get_page(
         request.GET.get("page")
     )
@@ -37,10 +41,7 @@ def campaign_detail(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
         "labels": campaign.labels.all(),
         "counts": selectors.campaign_counts(campaign),
         "page": page,
-        "candidates": selectors.recent_candidates(campaign),
-        "progress": run_progress(run) if (run := latest_run(campaign)) else None,
-        "generation": generation_overview(campaign),
-        **labeling_context(request, campaign),
+        **parts_context(request, campaign),  # generation, candidates, labeling (page_parts)
     }
     template = "campaigns/detail.html"
     if request.htmx and request.htmx.target == "originals":
@@ -60,7 +61,9 @@ def campaign_new(request: HtmxHttpRequest) -> HttpResponse:
             errors_onto_form(form, error)
         else:
             messages.success(
-                request, f"Created {campaign.name}. Upload its dataset of labeled originals next."
+                request,
+                sentence(f"Created {campaign.name}")
+                + " Upload its dataset of labeled originals next.",
             )
             return redirect("campaign-detail", campaign_id=campaign.id)
     context = {"form": form, "templates": task_template_summaries()}
@@ -68,18 +71,18 @@ def campaign_new(request: HtmxHttpRequest) -> HttpResponse:
     return TemplateResponse(request, "campaigns/new.html", context, status=status)
 
 
-@login_required
+@campaign_owner_required
 @require_http_methods(["GET", "POST"])
 def campaign_settings(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     """Every per-stage setting on one page; saved through the same checks as the API."""
-    from cfannotate.candidates.adapter import (
+    from cfannotate.campaigns.generator_settings import (
         engine_choices,
         engine_defaults,
         generator_catalog,
         targeting_choices,
     )
 
-    campaign = _owned_campaign(request, campaign_id)
+    campaign = request.campaign
     slices, codes = targeting_choices()
     engines, server_apis = engine_choices()
     form = CampaignSettingsForm(

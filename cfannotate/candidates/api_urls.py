@@ -1,11 +1,36 @@
-"""API routes of generation status, candidate review and gold rounds, under api/campaigns/<id>/."""
+"""API routes of generation (start, progress, status) and candidates (import, list, review),
+under api/campaigns/<id>/."""
 
 from django.urls import path
 
 from cfannotate.candidates import apis
-from cfannotate.labeling import gold_apis
 
 urlpatterns = [
+    path(
+        "campaigns/<int:campaign_id>/candidates/import/",
+        apis.CandidateImportApi.as_view(),
+        name="api-candidate-import",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/generation/",
+        apis.GenerationProgressApi.as_view(),
+        name="api-generation-progress",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/generation/start/",
+        apis.GenerationStartApi.as_view(),
+        name="api-generation-start",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/generation/<int:run_id>/cancel/",
+        apis.GenerationCancelApi.as_view(),
+        name="api-generation-cancel",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/generation/<int:run_id>/retry/",
+        apis.GenerationRetryApi.as_view(),
+        name="api-generation-retry",
+    ),
     path(
         "campaigns/<int:campaign_id>/generation-status/",
         apis.GenerationStatusApi.as_view(),
@@ -15,6 +40,11 @@ urlpatterns = [
         "campaigns/<int:campaign_id>/candidates/",
         apis.CandidateListApi.as_view(),
         name="api-candidate-list",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/candidates/predictions/",
+        apis.CandidatePredictionsUploadApi.as_view(),
+        name="api-candidate-predictions",
     ),
     path(
         "campaigns/<int:campaign_id>/candidates/review/",
@@ -35,15 +65,5 @@ urlpatterns = [
         "campaigns/<int:campaign_id>/candidates/<int:candidate_id>/reject/",
         apis.CandidateRejectApi.as_view(),
         name="api-candidate-reject",
-    ),
-    path(
-        "campaigns/<int:campaign_id>/gold/",
-        gold_apis.GoldRoundListApi.as_view(),
-        name="api-gold-list",
-    ),
-    path(
-        "campaigns/<int:campaign_id>/gold/<int:gold_round_id>/",
-        gold_apis.GoldRoundDetailApi.as_view(),
-        name="api-gold-detail",
     ),
 ]

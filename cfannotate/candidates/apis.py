@@ -13,8 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from cfannotate.campaigns.selectors import campaign_get_for_owner
-from cfannotate.candidates import review, runs, selectors, services
+from cfannotate.candidates import predictions, review, runs, selectors, services
 from cfannotate.candidates.forms import FLUENCY_BOUND
 from cfannotate.candidates.models import (
     CandidateQuerySet,
@@ -45,7 +44,21 @@ class ProgressSerializer(serializers.Serializer):
     percent = serializers.IntegerField()
     seconds = serializers.FloatField()
     chunks_per_minute = serializers.FloatField(allow_null=True)
-    eta_seconds = serializers.FloatField(allow_null=True)
+    eta_seconds = serializers.FloatField(
+        allow_null=True, help_text="The same figure as seconds_left (its first name)."
+    )
+    originals_total = serializers.IntegerField(
+        help_text="Originals in the run's chunks (cancelled chunks left out)."
+    )
+    originals_done = serializers.IntegerField(
+        help_text="Finished chunks' originals, and those running chunks have reported done "
+        "(workers report about every second)."
+    )
+    seconds_left = serializers.FloatField(
+        allow_null=True,
+        help_text="Time left at the rate of originals so far; null while queued, before "
+        "the first original is done, and once the run ends.",
+    )
     failures = ChunkFailureSerializer(
         many=True,
         help_text="The first failed chunks and why (e.g. the inference server's message).",
@@ -59,7 +72,7 @@ def _progress(run: GenerationRun) -> dict:
 class GenerationProgressApi(APIView):
     @extend_schema(responses=ProgressSerializer)
     def get(self, request: Request, campaign_id: int) -> Response:
-        campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        campaign = self.campaign
         run = selectors.latest_run(campaign)
         if run is None:
             raise NotFound("This campaign has no generation run yet.")
@@ -81,7 +94,7 @@ class GenerationStartApi(APIView):
 
     @extend_schema(request=InputSerializer, responses={201: ProgressSerializer})
     def post(self, request: Request, campaign_id: int) -> Response:
-        campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        campaign = self.campaign
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         run = runs.generation_run_start(campaign=campaign, **serializer.validated_data)
@@ -93,7 +106,7 @@ class _RunActionApi(APIView):
 
     @extend_schema(request=None, responses=ProgressSerializer)
     def post(self, request: Request, campaign_id: int, run_id: int) -> Response:
-        campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        campaign = self.campaign
         run = get_object_or_404(GenerationRun, pk=run_id, campaign=campaign)
         type(self).run_action(run=run)
         run.refresh_from_db()
@@ -160,7 +173,7 @@ class GenerationStatusApi(APIView):
 
     @extend_schema(parameters=[FilterSerializer], responses=OriginalGenerationSerializer(many=True))
     def get(self, request: Request, campaign_id: int) -> Response:
-        campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        campaign = self.campaign
         query = self.FilterSerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         statuses = selectors.generation_status(campaign)
@@ -199,7 +212,7 @@ class CandidateImportApi(APIView):
         request={"multipart/form-data": InputSerializer}, responses={201: OutputSerializer}
     )
     def post(self, request: Request, campaign_id: int) -> Response:
-        campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        campaign = self.campaign
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         upload = serializer.validated_data["file"]
@@ -210,6 +223,37 @@ class CandidateImportApi(APIView):
             score_fluency=serializer.validated_data["score_fluency"],
         )
         return Response(self.OutputSerializer(summary).data, status=status.HTTP_201_CREATED)
+
+
+class CandidatePredictionsUploadApi(APIView):
+    """Upload the researcher's own predicted labels for candidates (CSV or JSONL); all rows
+    or none. Selection weighs them when the campaign's classifier is "uploaded"."""
+
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema_serializer(component_name="CandidatePredictionsInput")
+    class InputSerializer(serializers.Serializer):
+        file = serializers.FileField(
+            help_text="CSV (with a header) or JSONL: id (the candidate's), label, optional "
+            "confidence (0 to 1; default 1)."
+        )
+
+    @extend_schema_serializer(component_name="CandidatePredictionsOutput")
+    class OutputSerializer(serializers.Serializer):
+        updated = serializers.IntegerField(help_text="Candidates whose prediction was stored.")
+
+    @extend_schema(
+        request={"multipart/form-data": InputSerializer}, responses={200: OutputSerializer}
+    )
+    def post(self, request: Request, campaign_id: int) -> Response:
+        campaign = self.campaign
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        upload = serializer.validated_data["file"]
+        updated = predictions.candidate_predictions_upload(
+            campaign=campaign, file_name=upload.name, content=uploaded_bytes(upload)
+        )
+        return Response(self.OutputSerializer({"updated": updated}).data)
 
 
 # --------------------------------------------------------------------------- review
@@ -241,6 +285,17 @@ class CandidateSerializer(serializers.Serializer):
     edit = serializers.JSONField()
     fluency_full = serializers.FloatField(allow_null=True)
     fluency_changed = serializers.FloatField(allow_null=True)
+    predicted_label = serializers.CharField(
+        source="predicted_label.value",
+        allow_null=True,
+        help_text="The label the campaign's classifier predicts (Campaign.flip_classifier).",
+    )
+    predicted_confidence = serializers.FloatField(
+        allow_null=True, help_text="The classifier's probability of its predicted label."
+    )
+    prediction_source = serializers.CharField(
+        help_text="baseline, model or uploaded; empty: no prediction yet."
+    )
     status = serializers.CharField()
     unit = serializers.IntegerField(source="unit_id", allow_null=True)
     unit_claimed = serializers.BooleanField(
@@ -301,8 +356,9 @@ def _candidate_out(campaign, candidate_id: int) -> dict:
     return CandidateSerializer(candidate.get()).data
 
 
-def _candidate_of(request: Request, campaign_id: int, candidate_id: int):
-    campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+def _candidate_of(view, candidate_id: int):
+    """The guarded campaign of the API view and its candidate `candidate_id` (404 if none)."""
+    campaign = view.campaign
     return campaign, review.candidate_get(campaign=campaign, candidate_id=candidate_id)
 
 
@@ -311,7 +367,7 @@ class CandidateListApi(APIView):
 
     @extend_schema(parameters=[CandidateFilterSerializer], responses=CandidateSerializer(many=True))
     def get(self, request: Request, campaign_id: int) -> Response:
-        campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        campaign = self.campaign
         query = CandidateFilterSerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         candidates = selectors.candidates_filtered(campaign, query.filters())
@@ -327,12 +383,12 @@ class CandidateDetailApi(APIView):
 
     @extend_schema(responses=CandidateSerializer)
     def get(self, request: Request, campaign_id: int, candidate_id: int) -> Response:
-        campaign, candidate = _candidate_of(request, campaign_id, candidate_id)
+        campaign, candidate = _candidate_of(self, candidate_id)
         return Response(_candidate_out(campaign, candidate.pk))
 
     @extend_schema(request=InputSerializer, responses=CandidateSerializer)
     def patch(self, request: Request, campaign_id: int, candidate_id: int) -> Response:
-        campaign, candidate = _candidate_of(request, campaign_id, candidate_id)
+        campaign, candidate = _candidate_of(self, candidate_id)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         review.candidate_edit(candidate=candidate, text=serializer.validated_data["text"])
@@ -345,7 +401,7 @@ class _CandidateActionApi(APIView):
 
     @extend_schema(request=None, responses=CandidateSerializer)
     def post(self, request: Request, campaign_id: int, candidate_id: int) -> Response:
-        campaign, candidate = _candidate_of(request, campaign_id, candidate_id)
+        campaign, candidate = _candidate_of(self, candidate_id)
         type(self).review_action(candidate=candidate)
         return Response(_candidate_out(campaign, candidate.pk))
 
@@ -381,7 +437,7 @@ class CandidateReviewApi(APIView):
 
     @extend_schema(request=InputSerializer, responses=OutputSerializer)
     def post(self, request: Request, campaign_id: int) -> Response:
-        campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        campaign = self.campaign
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         summary = review.candidates_review(campaign=campaign, **serializer.validated_data)

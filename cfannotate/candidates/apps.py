@@ -6,4 +6,8 @@ class CandidatesConfig(AppConfig):
     verbose_name = "Candidate counterfactuals"
 
     def ready(self) -> None:
+        from cfannotate.campaigns import page_parts
         from cfannotate.candidates import checks  # noqa: F401 (registers the system checks)
+        from cfannotate.candidates.campaign_page import campaign_page_context
+
+        page_parts.register(campaign_page_context)

@@ -116,6 +116,22 @@ class Candidate(models.Model):
     status = models.CharField(
         max_length=20, choices=CandidateStatus.choices, default=CandidateStatus.GENERATED
     )
+    # The classifier in the loop (Campaign.flip_classifier): its label for x̂ and the
+    # probability it gave that label; selection weighs predicted flips by them.
+    predicted_label = models.ForeignKey(
+        CampaignLabel,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="The label the campaign's classifier predicts for this candidate.",
+    )
+    predicted_confidence = models.FloatField(
+        null=True, blank=True, help_text="The classifier's probability of its predicted label."
+    )
+    prediction_source = models.CharField(
+        max_length=20, blank=True, help_text="baseline, model or uploaded (blank: none yet)."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = CandidateQuerySet.as_manager()
@@ -126,6 +142,15 @@ class Candidate(models.Model):
             # Hashed: a btree index cannot hold a long review's full text.
             models.UniqueConstraint("original", MD5("text"), name="candidate_unique_text"),
             models.CheckConstraint(condition=~Q(text=""), name="candidate_text_not_empty"),
+            models.CheckConstraint(
+                condition=Q(predicted_confidence__isnull=True)
+                | (Q(predicted_confidence__gte=0) & Q(predicted_confidence__lte=1)),
+                name="candidate_confidence_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(predicted_label__isnull=True) | ~Q(prediction_source=""),
+                name="candidate_prediction_has_source",
+            ),
         ]
         indexes = [
             models.Index(fields=["campaign", "status"], name="candidate_campaign_status"),
@@ -193,6 +218,10 @@ class GenerationChunk(models.Model):
     lease_expires_at = models.DateTimeField(null=True, blank=True)
     worker = models.CharField(max_length=200, blank=True)
     candidates_stored = models.PositiveIntegerField(default=0)
+    # While running: originals' worth of generation done so far (each original counts
+    # once every generator of the campaign has passed over it, a part pass in proportion),
+    # written by the worker about once a second for the live progress.
+    originals_done = models.PositiveIntegerField(default=0)
     # What the stored candidates cannot tell: by original id, the distinct candidates
     # post-processing returned ("made"; duplicates and copies of x are never stored) and
     # the generators that skipped it, with why, e.g.

@@ -3,22 +3,21 @@
 Review may go on while workers label. The rule that keeps their work safe: nothing a
 worker was given changes. A candidate in a unit that a worker claimed cannot be
 rejected, edited or promoted; accepting one never adds it to a claimed unit. Units are
-placed and emptied by `cfannotate.labeling.units`, gold rounds made by
-`cfannotate.labeling.gold`; this module only decides what may happen.
+placed and emptied by labeling, which answers through `candidates.hooks.review`; gold
+rounds are made in `cfannotate.labeling.promotion`. This module only decides what may
+happen.
 """
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.db import transaction
 
-from cfannotate.campaigns.models import Campaign, Original
-from cfannotate.campaigns.services import MAX_TEXT_CHARS, label_lookup
-from cfannotate.candidates import adapter
+from cfannotate.campaigns.models import Campaign
+from cfannotate.campaigns.services import MAX_TEXT_CHARS
+from cfannotate.candidates import adapter, hooks
 from cfannotate.candidates.models import Candidate, CandidateStatus
 from cfannotate.core.exceptions import CfannotateError, Conflict, InvalidInput, NotFound
-from cfannotate.labeling import gold, units
-from cfannotate.labeling.models import GoldKind, GoldRound, LabelingUnit
 
 REVIEW_ACTIONS = ("accept", "reject")
 MAX_BULK = 500
@@ -41,10 +40,6 @@ def _locked(candidate: Candidate) -> Candidate:
     return Candidate.objects.select_for_update().select_related("original").get(pk=candidate.pk)
 
 
-def _unit_of(candidate: Candidate) -> LabelingUnit | None:
-    return LabelingUnit.objects.filter(items__candidate=candidate).first()
-
-
 def _raise_if_judged(candidate: Candidate, doing: str) -> None:
     judged = candidate.judgments.count()
     if judged:
@@ -57,11 +52,7 @@ def _raise_if_judged(candidate: Candidate, doing: str) -> None:
 def _raise_if_given(candidate: Candidate, doing: str) -> None:
     """Refuse a change to a candidate a worker was given (its unit claimed, or judged)."""
     _raise_if_judged(candidate, doing)
-    unit = _unit_of(candidate)
-    if unit is not None and not units.units_lock_unclaimed(LabelingUnit.objects.filter(pk=unit.pk)):
-        raise Conflict(
-            f"A worker was already given this candidate's labeling unit; it cannot be {doing} now."
-        )
+    hooks.review.raise_if_given(candidate, doing)
 
 
 def _raise_if_gold(candidate: Candidate, doing: str) -> None:
@@ -83,14 +74,10 @@ def candidate_accept(*, candidate: Candidate) -> Candidate:
     """
     candidate = _locked(candidate)
     _raise_if_gold(candidate, "accepted for real rounds")
-    if _unit_of(candidate) is not None:
+    if hooks.review.in_unit(candidate):
         return candidate
-    if GoldRound.objects.filter(original_id=candidate.original_id).exists():
-        raise Conflict(
-            "This candidate's original has a gold round; its candidates are never shown in "
-            "real rounds, so that the gold round cannot be recognised."
-        )
-    units.units_place_candidates(campaign=candidate.campaign, candidates=[candidate])
+    hooks.review.raise_if_gold_original(candidate)
+    hooks.review.place(candidate)
     candidate.status = CandidateStatus.SELECTED
     candidate.save(update_fields=["status"])
     return candidate
@@ -102,7 +89,7 @@ def candidate_reject(*, candidate: Candidate) -> Candidate:
     candidate = _locked(candidate)
     _raise_if_gold(candidate, "rejected")
     _raise_if_given(candidate, "rejected")
-    units.units_remove_candidates(candidates=[candidate])
+    hooks.review.remove(candidate)
     candidate.status = CandidateStatus.REJECTED
     candidate.save(update_fields=["status"])
     return candidate
@@ -149,8 +136,6 @@ def candidate_edit(*, candidate: Candidate, text: object) -> Candidate:
     from generation.records import CandidateRecord
 
     candidate = _locked(candidate)
-    if candidate.status == CandidateStatus.GOLD:
-        gold.gold_round_raise_if_given(candidate.gold_item.gold_round)
     _raise_if_given(candidate, "edited")
     text = _text_checked(candidate, text)
     record = CandidateRecord(
@@ -231,70 +216,3 @@ def candidates_review(
             f"{len(errors)} candidate(s) cannot be changed; nothing was changed.", fields=errors
         )
     return ReviewSummary(accepted=len(set(accept)), rejected=len(set(reject)))
-
-
-def _promoted_items_checked(
-    campaign: Campaign, original: Original, items: list
-) -> tuple[list[tuple[Candidate, gold.GoldAnswer]], gold.Problems]:
-    lookup = label_lookup(campaign)
-    mine = {candidate.pk: candidate for candidate in original.candidates.all()}
-    entries, problems, seen = [], [], set()
-    for number, item in enumerate(items, start=1):
-        where = f"items[{number}]"
-        if not isinstance(item, Mapping):
-            problems.append((where, "Each item is an object with candidate_id, valid and label."))
-            continue
-        candidate_id = item.get("candidate_id")
-        candidate = mine.get(candidate_id) if isinstance(candidate_id, int) else None
-        if candidate is None:
-            problems.append(
-                (f"{where}.candidate_id", f"No candidate {candidate_id!r} of this original.")
-            )
-        elif candidate.pk in seen:
-            problems.append((f"{where}.candidate_id", "Given twice in this round."))
-        elif candidate.status == CandidateStatus.GOLD:
-            problems.append((f"{where}.candidate_id", "Already an item of a gold round."))
-        elif candidate.judgments.exists():
-            problems.append((f"{where}.candidate_id", "Workers already judged it."))
-        if candidate is not None:
-            seen.add(candidate.pk)
-        answer, answer_problems = gold.gold_answer_checked(item, lookup, where)
-        problems += answer_problems
-        if candidate is not None and answer is not None:
-            entries.append((candidate, answer))
-    return entries, problems
-
-
-@transaction.atomic
-def candidates_promote_to_gold(
-    *, campaign: Campaign, original: Original, items: list[Mapping], kind: str = GoldKind.GOLD
-) -> GoldRound:
-    """Turn candidates of one original into a gold (or training) round with known answers.
-
-    `items`: `[{"candidate_id", "valid", "label", "explanation"}]`. A gold round's original
-    stays out of real rounds, so its labeling units are removed first and their other
-    candidates go back to generated; if a worker was given any of them, nothing happens.
-    """
-    if original.campaign_id != campaign.id:
-        raise NotFound(f"No original {original.pk} in this campaign.")
-    problems = gold.gold_round_shape_checked(kind, items)
-    entries = []
-    if isinstance(items, list):
-        entries, item_problems = _promoted_items_checked(campaign, original, items)
-        problems += item_problems
-    gold.problems_raise("The gold round was not saved; fix the fields below.", problems)
-    original_units = LabelingUnit.objects.filter(campaign=campaign, original=original)
-    unclaimed = units.units_lock_unclaimed(original_units)
-    if len(unclaimed) != original_units.count():
-        raise Conflict(
-            "Workers were already given a labeling unit of this original, so its candidates "
-            "cannot become gold: workers would recognise the gold round. Choose another "
-            "original, or author a gold round on one without units."
-        )
-    freed = Candidate.objects.filter(unit_item__unit__in=unclaimed)
-    freed_ids = list(freed.values_list("pk", flat=True))
-    units.units_remove_candidates(candidates=list(freed))
-    Candidate.objects.filter(pk__in=freed_ids).update(status=CandidateStatus.GENERATED)
-    return gold.gold_round_create(
-        campaign=campaign, original=original, kind=str(kind).strip().lower(), entries=entries
-    )

@@ -8,6 +8,7 @@ completion is counted once, by the attempt that holds it.
 
 import logging
 import socket
+import time
 from datetime import timedelta
 
 from django.db import transaction
@@ -15,6 +16,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from cfannotate.campaigns.models import Campaign
+from cfannotate.candidates.hooks import candidates_ready_send
 from cfannotate.candidates.models import ChunkState, GenerationChunk, GenerationRun, RunState
 from cfannotate.core.exceptions import Conflict, InvalidInput
 
@@ -24,6 +26,9 @@ DEFAULT_CHUNK_SIZE = 32
 # A chunk of 32 originals takes seconds on a GPU and a few minutes on CPU; a worker
 # silent for this long is presumed dead.
 CHUNK_LEASE = timedelta(minutes=30)
+# The live progress is written at most this often (seconds): enough for a page that
+# polls every 2 s, few enough writes not to slow generation.
+PROGRESS_INTERVAL = 1.0
 
 
 def worker_name() -> str:
@@ -111,8 +116,17 @@ def _claim(chunk_id: int, worker: str) -> GenerationChunk | None:
         chunk.started_at = now
         chunk.lease_expires_at = now + CHUNK_LEASE
         chunk.error = ""
+        chunk.originals_done = 0
         chunk.save(
-            update_fields=["state", "attempts", "worker", "started_at", "lease_expires_at", "error"]
+            update_fields=[
+                "state",
+                "attempts",
+                "worker",
+                "started_at",
+                "lease_expires_at",
+                "error",
+                "originals_done",
+            ]
         )
         GenerationRun.objects.filter(pk=chunk.run_id, state=RunState.QUEUED).update(
             state=RunState.RUNNING, started_at=now
@@ -157,15 +171,31 @@ def _finish(
             run.finished_at = timezone.now()
             run.save(update_fields=["state", "finished_at"])
             if run.state == RunState.DONE:
-                _queue_selection(run.campaign_id)
+                # Once every chunk is in, labeling selects the diverse candidates.
+                candidates_ready_send(run.campaign_id)
     return True
 
 
-def _queue_selection(campaign_id: int) -> None:
-    """Once every chunk is in, select the diverse candidates into labeling units."""
-    from cfannotate.labeling.tasks import select_units
+class _ChunkProgress:
+    """The `on_progress` hook of a chunk's generation: writes its originals done, at most
+    once a PROGRESS_INTERVAL (the last original at once), and renews the lease, since a
+    worker that reports is alive. An attempt that lost the chunk writes nothing."""
 
-    transaction.on_commit(lambda: select_units.enqueue(campaign_id))
+    def __init__(self, chunk: GenerationChunk) -> None:
+        self.chunk = chunk
+        self.originals = len(chunk.original_ids)
+        self.written_at: float | None = None
+
+    def __call__(self, originals_done: int) -> None:
+        now = time.monotonic()
+        done = min(originals_done, self.originals)
+        recent = self.written_at is not None and now - self.written_at < PROGRESS_INTERVAL
+        if recent and done < self.originals:
+            return
+        self.written_at = now
+        GenerationChunk.objects.filter(
+            pk=self.chunk.pk, state=ChunkState.RUNNING, attempts=self.chunk.attempts
+        ).update(originals_done=done, lease_expires_at=timezone.now() + CHUNK_LEASE)
 
 
 def generation_chunk_process(
@@ -190,6 +220,7 @@ def generation_chunk_process(
             device=device,
             lm=lm,
             fluency_lm=fluency_lm,
+            on_progress=_ChunkProgress(chunk),
         )
     except Exception as error:
         logger.exception("chunk %s of run %s failed", chunk.index, chunk.run_id)

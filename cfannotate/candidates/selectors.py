@@ -27,6 +27,7 @@ from cfannotate.candidates.models import (
     ChunkState,
     GenerationChunk,
     GenerationRun,
+    RunState,
 )
 
 # Failed chunks whose messages the progress shows; the rest are counted, not repeated.
@@ -49,13 +50,25 @@ class RunProgress:
     candidates: int
     seconds: float
     chunks_per_minute: float | None
-    eta_seconds: float | None
+    eta_seconds: float | None  # the same figure as seconds_left (its first name)
     failures: tuple[ChunkFailure, ...] = ()  # the first FAILURES_SHOWN failed chunks
+    # Originals of the run's chunks (cancelled ones left out) and how many are done:
+    # finished chunks whole, running ones as far as their worker has reported.
+    originals_total: int = 0
+    originals_done: int = 0
+    seconds_left: float | None = None  # at the rate of originals so far; None: not known
 
     @property
     def percent(self) -> int:
+        if self.originals_total:
+            return round(100 * self.originals_done / self.originals_total)
         finished = self.chunks_done + self.chunks_failed
         return round(100 * finished / self.chunks_total) if self.chunks_total else 100
+
+    @property
+    def active(self) -> bool:
+        """Queued or running: the page keeps polling."""
+        return self.run.state in (RunState.QUEUED, RunState.RUNNING)
 
 
 def latest_run(campaign: Campaign) -> GenerationRun | None:
@@ -63,14 +76,30 @@ def latest_run(campaign: Campaign) -> GenerationRun | None:
 
 
 def run_progress(run: GenerationRun) -> RunProgress:
-    """Chunks and candidates done, the rate so far, and the time left at that rate."""
-    running = run.chunks.filter(state=ChunkState.RUNNING).count()
+    """Chunks, originals and candidates done, the rate so far, and the time left at that
+    rate (of originals, so that it moves within a chunk; workers report about every second).
+    """
+    running = 0
+    originals_total = originals_done = 0
+    for state, original_ids, done in run.chunks.values_list(
+        "state", "original_ids", "originals_done"
+    ):
+        if state == ChunkState.CANCELLED:
+            continue
+        originals_total += len(original_ids)
+        if state in (ChunkState.DONE, ChunkState.FAILED):
+            originals_done += len(original_ids)
+        elif state == ChunkState.RUNNING:
+            running += 1
+            originals_done += min(done, len(original_ids))
     end = run.finished_at or timezone.now()
     seconds = (end - run.started_at).total_seconds() if run.started_at else 0.0
     finished = run.chunks_done + run.chunks_failed
     rate = finished / seconds * 60 if seconds > 0 and finished else None
-    remaining = run.chunks_total - finished
-    eta = remaining / rate * 60 if rate and remaining and not run.finished_at else None
+    left = None
+    remaining = originals_total - originals_done
+    if run.state == RunState.RUNNING and seconds > 0 and originals_done and remaining > 0:
+        left = remaining * seconds / originals_done
     failed = run.chunks.filter(state=ChunkState.FAILED).order_by("index")
     failures = tuple(
         ChunkFailure(chunk=index, error=error or "No message was recorded.")
@@ -85,8 +114,11 @@ def run_progress(run: GenerationRun) -> RunProgress:
         candidates=run.candidates_stored,
         seconds=seconds,
         chunks_per_minute=rate,
-        eta_seconds=eta,
+        eta_seconds=left,
         failures=failures,
+        originals_total=originals_total,
+        originals_done=originals_done,
+        seconds_left=left,
     )
 
 
@@ -105,11 +137,23 @@ class CandidateFilters:
     ordering: str | None = None
 
 
+def _related_model(model, *path: str):
+    """The model at the end of a relation path from `model`, e.g. Candidate → unit_item → unit."""
+    for name in path:
+        model = model._meta.get_field(name).related_model
+    return model
+
+
 def candidates_filtered(campaign: Campaign, filters: CandidateFilters) -> QuerySet[Candidate]:
     """The campaign's candidates under `filters`, with what a review row shows about each:
-    its unit (and whether a worker was given it), its gold round, its judgments."""
-    from cfannotate.labeling.models import Judgment, Round
+    its unit (and whether a worker was given it), its gold round, its judgments.
 
+    Units, rounds and judgments are labeling's models: they are reached through the
+    relations labeling declares on Candidate, not imported (labeling sits above).
+    """
+    unit_model = _related_model(Candidate, "unit_item", "unit")
+    rounds = _related_model(unit_model, "rounds")
+    judgments = _related_model(Candidate, "judgments")
     return (
         Candidate.objects.filter(campaign=campaign)
         .by_generator(filters.generator)
@@ -120,21 +164,21 @@ def candidates_filtered(campaign: Campaign, filters: CandidateFilters) -> QueryS
         .matching(filters.search)
         .of_original(filters.original)
         .ordered(filters.ordering)
-        .select_related("original", "intended_label")
+        .select_related("original", "intended_label", "predicted_label")
         .annotate(
             unit_id=F("unit_item__unit_id"),
             # Case, not the bare condition: without a unit it would be NULL, not False.
             unit_claimed=Case(
                 When(
                     Q(unit_item__unit__claims__gt=0)
-                    | Exists(Round.objects.filter(unit_id=OuterRef("unit_item__unit_id"))),
+                    | Exists(rounds.objects.filter(unit_id=OuterRef("unit_item__unit_id"))),
                     then=Value(True),
                 ),
                 default=Value(False),
                 output_field=BooleanField(),
             ),
             gold_round_id=F("gold_item__gold_round_id"),
-            judged=Exists(Judgment.objects.filter(candidate=OuterRef("pk"))),
+            judged=Exists(judgments.objects.filter(candidate=OuterRef("pk"))),
         )
     )
 
@@ -401,4 +445,20 @@ def generation_overview(campaign: Campaign) -> GenerationOverview:
         without=without,
         pending=len(pending),
         begun=any(touched(status) for status in statuses),
+    )
+
+
+def recent_candidates(campaign: Campaign, limit: int = 50):
+    """The campaign's candidates with their originals, by original, kept ones first."""
+    from django.db.models import Case, IntegerField, Value, When
+
+    filtered_last = Case(
+        When(status=CandidateStatus.FILTERED, then=Value(1)),
+        default=Value(0),
+        output_field=IntegerField(),
+    )
+    return (
+        Candidate.objects.filter(campaign=campaign)
+        .select_related("original")
+        .order_by("original_id", filtered_last, "-fluency_full", "id")[:limit]
     )

@@ -2,15 +2,19 @@
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from django.db import transaction
 
+from cfannotate.campaigns.generator_settings import fluency_model_of, generator_entries
 from cfannotate.campaigns.models import Campaign, CampaignLabel, CampaignStatus, Original
 from cfannotate.candidates import adapter
+from cfannotate.candidates.hooks import candidates_ready_send
 from cfannotate.candidates.models import Candidate, CandidateSource
+from cfannotate.candidates.predictions import candidates_predict
 from cfannotate.core.exceptions import InvalidInput
+from cfannotate.core.row_report import rows_invalid
 
 logger = logging.getLogger(__name__)
 
@@ -63,64 +67,6 @@ def candidates_store(
         return mine.count() - before
 
 
-def inference_servers_probe(
-    *, entries: Sequence[adapter.GeneratorEntry], before: Sequence[adapter.GeneratorEntry] = ()
-) -> None:
-    """Send one small request to each inference server `entries` name that `before` did not.
-
-    A wrong URL or model name is refused when the settings are saved, not when a run
-    starts: InvalidInput under `generators[i].server_url` (or `.server_model` when the
-    server's message is about the model), with the server's own message. Call it outside
-    any transaction: a request may take seconds, and must not hold a lock meanwhile.
-    """
-    known = {entry.server for entry in before if entry.server is not None}
-    failures: dict[object, str] = {}
-    fields: dict[str, list[str]] = {}
-    for entry in entries:
-        config = entry.server
-        if config is None or config in known:
-            continue
-        if config not in failures:
-            failures[config] = _probe_failure(config)
-        if failures[config]:
-            option = "server_model" if _about_model(failures[config], config) else "server_url"
-            fields[f"generators[{entry.position}].{option}"] = [failures[config]]
-    if fields:
-        first = next(message for message in failures.values() if message)
-        raise InvalidInput(f"The inference server refused these settings: {first}", fields=fields)
-
-
-def _probe_failure(config) -> str:
-    """Why the server at `config` cannot generate, in its own words; "" when it can."""
-    from generation.engines.server import InferenceServerError, probe
-
-    try:
-        described = probe(config)
-    except InferenceServerError as error:
-        return str(error)
-    logger.info("inference server %s answered: %s", config.base_url, described)
-    return ""
-
-
-def _about_model(message: str, config) -> bool:
-    """Whether the refusal is about the model (not served, not accepted), not the URL:
-    `probe` then names it as "the model 'name'"."""
-    return f"the model {config.model!r}" in message
-
-
-def originals_tag_slices(*, campaign: Campaign) -> int:
-    """Store on each original the names of the slicing functions it matches."""
-    from generation.parsing import ParseCache
-    from generation.slicing import tag_slices
-
-    originals = list(campaign.originals.order_by("id"))
-    docs = ParseCache().parse_many([original.text for original in originals])
-    for original, tags in zip(originals, tag_slices(docs), strict=True):
-        original.slice_tags = tags
-    Original.objects.bulk_update(originals, ["slice_tags"], batch_size=500)
-    return len(originals)
-
-
 def candidates_generate(
     *,
     campaign: Campaign,
@@ -129,6 +75,7 @@ def candidates_generate(
     show_progress: bool = False,
     lm=None,
     fluency_lm=None,
+    on_progress: Callable[[int], None] | None = None,
 ) -> GenerationSummary:
     """Run every generator of the campaign on `originals` (default: all of its own), store.
 
@@ -138,12 +85,14 @@ def candidates_generate(
     nothing and a batch run twice stores nothing twice. Runs in the calling process:
     each chunk of a generation run (`cfannotate.candidates.runs`), and the demo.
     `lm` / `fluency_lm` replace the models the settings name (tests, benchmarks).
+    `on_progress` is called with the originals' worth of generating done so far, each
+    time it grows (`_OriginalsDone`; a chunk's live progress).
     """
     from generation.generators import GenerationContext, GeneratorOptionsError
     from generation.parsing import ParseCache
     from generation.pipeline import run_generator
 
-    entries = adapter.generator_entries(campaign)
+    entries = generator_entries(campaign)
     originals = list(
         originals
         if originals is not None
@@ -157,7 +106,8 @@ def candidates_generate(
     started = time.perf_counter()
     results, summaries = [], []
     outcomes = {key: {"made": 0, "skipped": []} for key in by_key}
-    for entry in entries:
+    done = _OriginalsDone(originals=len(originals), generators=len(entries), report=on_progress)
+    for position, entry in enumerate(entries):
         try:
             generator = entry.load()
         except GeneratorOptionsError as error:
@@ -170,9 +120,16 @@ def candidates_generate(
             records,
             adapter.pipeline_settings(campaign, entry, device=device),
             fluency_lm=fluency_lm,
-            context=GenerationContext(parses=parses, device=device, lm=lm),
+            context=GenerationContext(
+                parses=parses,
+                device=device,
+                lm=lm,
+                labels=tuple(campaign.labels.values_list("value", flat=True)),
+            ),
             show_progress=show_progress,
+            on_progress=done.advance,
         )
+        done.generators_finished(position + 1)
         for item in skipped:
             logger.info("%s skipped original %s: %s", entry.name, item.original_key, item.reason)
             outcomes[item.original_key]["skipped"].append(
@@ -191,6 +148,7 @@ def candidates_generate(
             )
         )
     stored = candidates_store(campaign=campaign, originals=by_key, results=results)
+    _predict_labels(campaign, originals)
     if campaign.status == CampaignStatus.DRAFT:
         Campaign.objects.filter(pk=campaign.pk).update(status=CampaignStatus.REVIEW)
     kept = sum(summary.kept for summary in summaries)
@@ -211,6 +169,46 @@ def candidates_generate(
         seconds={"total": time.perf_counter() - started},
         outcomes=outcomes,
     )
+
+
+class _OriginalsDone:
+    """Originals' worth of generating done across the campaign's generators: one original
+    through every generator counts one, a part of the way in proportion."""
+
+    def __init__(
+        self, *, originals: int, generators: int, report: Callable[[int], None] | None
+    ) -> None:
+        self.originals = originals
+        self.generators = max(1, generators)
+        self.report = report
+        self.passes = 0  # one original through one generator
+        self.reported = 0
+
+    def advance(self, count: int) -> None:
+        self._set(self.passes + count)
+
+    def generators_finished(self, number: int) -> None:
+        """Every original has been through the first `number` generators."""
+        self._set(number * self.originals)
+
+    def _set(self, passes: int) -> None:
+        self.passes = min(passes, self.originals * self.generators)
+        done = self.passes // self.generators
+        if self.report is not None and done > self.reported:
+            self.reported = done
+            self.report(done)
+
+
+def _predict_labels(campaign: Campaign, originals: list[Original]) -> None:
+    """The classifier in the loop on the new candidates of `originals`; a classifier that
+    cannot load leaves them unpredicted (selection then weighs diversity alone)."""
+    new = Candidate.objects.filter(original__in=originals, prediction_source="").select_related(
+        "original"
+    )
+    try:
+        candidates_predict(campaign=campaign, candidates=list(new))
+    except InvalidInput as error:
+        logger.warning("campaign %s: no predicted labels: %s", campaign.pk, error)
 
 
 @dataclass(frozen=True)
@@ -275,7 +273,7 @@ def candidates_import(
         if campaign.status == CampaignStatus.DRAFT:
             Campaign.objects.filter(pk=campaign.pk).update(status=CampaignStatus.REVIEW)
         if queue_selection:
-            _queue_selection(campaign.pk)
+            candidates_ready_send(campaign.pk)  # labeling selects, as after a run
     logger.info("campaign %s: %d candidates imported from %s", campaign.pk, imported, file_name)
     return ImportSummary(
         imported=imported,
@@ -289,7 +287,7 @@ def _fluency_lm(campaign: Campaign):
     """The LM that scores the campaign's generated candidates, for imported ones."""
     from generation.models import DEFAULT_MODEL, ModelUnavailable, load_cached
 
-    model = adapter.fluency_model_of(campaign) or DEFAULT_MODEL
+    model = fluency_model_of(campaign) or DEFAULT_MODEL
     try:
         return load_cached(model)
     except (ModelUnavailable, OSError) as error:
@@ -297,13 +295,6 @@ def _fluency_lm(campaign: Campaign):
             f"The fluency model {model} cannot be loaded here: {error}",
             fields={"score_fluency": ["Import without fluency scoring, or install the model."]},
         ) from None
-
-
-def _queue_selection(campaign_id: int) -> None:
-    """Select the diverse candidates into labeling units, as a finished generation run does."""
-    from cfannotate.labeling.tasks import select_units
-
-    transaction.on_commit(lambda: select_units.enqueue(campaign_id))
 
 
 @dataclass
@@ -320,7 +311,6 @@ class _ImportIndex:
     @classmethod
     def of(cls, campaign: Campaign) -> "_ImportIndex":
         from cfannotate.campaigns.services import label_lookup
-        from cfannotate.labeling.models import GoldRound, LabelingUnit
         from generation.postprocess import normalized_text
 
         stored = Candidate.objects.filter(campaign=campaign).values_list("original_id", "text")
@@ -329,11 +319,12 @@ class _ImportIndex:
                 original.external_id: original
                 for original in campaign.originals.select_related("label").order_by("id")
             },
+            # Through labeling's relations on Original (labeling sits above candidates).
             gold=set(
-                GoldRound.objects.filter(campaign=campaign).values_list("original_id", flat=True)
+                campaign.originals.filter(gold_rounds__isnull=False).values_list("id", flat=True)
             ),
             in_units=set(
-                LabelingUnit.objects.filter(campaign=campaign).values_list("original_id", flat=True)
+                campaign.originals.filter(units__isnull=False).values_list("id", flat=True)
             ),
             existing={(original_id, normalized_text(text)) for original_id, text in stored},
             labels=label_lookup(campaign),
@@ -345,7 +336,6 @@ def _import_records(
     campaign: Campaign, rows: Sequence, errors: dict[str, list[str]], file_name: str
 ) -> tuple[list, dict[str, Original]]:
     """Candidate records for the rows; InvalidInput listing every bad row (with `errors`)."""
-    from cfannotate.campaigns.services import MAX_ROW_ERRORS_REPORTED
     from cfannotate.candidates.uploads import COLUMNS
     from generation.records import CandidateRecord
 
@@ -371,12 +361,7 @@ def _import_records(
             )
         )
     if errors:
-        in_file_order = sorted(errors.items(), key=lambda item: int(item[0].split()[-1]))
-        shown = dict(in_file_order[:MAX_ROW_ERRORS_REPORTED])
-        message = f"{len(errors)} row(s) are invalid; nothing was imported."
-        if len(errors) > len(shown):
-            message += f" Only the first {len(shown)} are listed."
-        raise InvalidInput(message, fields=shown)
+        raise rows_invalid(errors)
     return records, used
 
 

@@ -8,7 +8,6 @@ What the rows say (which original, which label, duplicates) is checked by
 from dataclasses import dataclass, field
 
 from cfannotate.core import tabular
-from cfannotate.core.exceptions import InvalidInput
 
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 MAX_UPLOAD_ROWS = 10_000  # imports run inside the request: parsing 10k rows takes ~20 s
@@ -20,6 +19,7 @@ COLUMNS = {
     "intended_label": ("intended_label", "label"),
 }
 REQUIRED_COLUMNS = ("original_id", "text")
+COLUMN_NAMES = tabular.ColumnNames(COLUMNS, REQUIRED_COLUMNS)
 upload_format = tabular.table_format
 
 
@@ -51,34 +51,7 @@ def read_candidate_upload(*, file_name: str, content: bytes) -> ParsedUpload:
         content=content,
         max_bytes=MAX_UPLOAD_BYTES,
         max_rows=MAX_UPLOAD_ROWS,
-        check_header=_check_header,
+        check_header=COLUMN_NAMES.check_header,
     )
-    rows = [UploadedRow(row.where, _canonical(row.values.items())) for row in table.rows]
+    rows = [UploadedRow(row.where, COLUMN_NAMES.canonical(row.values)) for row in table.rows]
     return ParsedUpload(rows=rows, errors=table.errors)
-
-
-def _check_header(header: list[str]) -> None:
-    columns = [_column_name(name) for name in header]
-    missing = [name for name in REQUIRED_COLUMNS if name not in columns]
-    if missing:
-        raise InvalidInput(
-            f"The file has no {' or '.join(missing)} column; its header must name "
-            f"original_id and text, and may name intended_label (found: "
-            f"{', '.join(repr(name) for name in header) or 'nothing'}).",
-            fields={"columns": [f"Missing: {', '.join(missing)}."]},
-        )
-
-
-_ALIASES = {alias: name for name, spellings in COLUMNS.items() for alias in spellings}
-
-
-def _column_name(key: object) -> str:
-    return _ALIASES.get(str(key).strip().lower(), str(key))
-
-
-def _canonical(pairs) -> dict:
-    """(key, value) pairs under the names of COLUMNS; of two spellings, the first wins."""
-    result: dict = {}
-    for key, value in pairs:
-        result.setdefault(_column_name(key), value)
-    return result

@@ -2,20 +2,19 @@
 
 Generation runs: start, live progress (polling), cancel, retry. Imports: the upload form
 for the researcher's own candidates. Review: filter, accept, reject, edit (row by row or
-ticked in bulk), and promote an original's candidates to a gold round.
+ticked in bulk). "Promote to gold" is labeling's page (`labeling/gold_views.py`).
 """
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
-from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django_htmx.http import HttpResponseClientRedirect, HttpResponseClientRefresh
+from django_htmx.http import HttpResponseClientRefresh, trigger_client_event
 
-from cfannotate.campaigns.selectors import campaign_get_for_owner
+from cfannotate.campaigns.access import campaign_owner_required
+from cfannotate.campaigns.selectors import campaign_counts
 from cfannotate.candidates import review, runs, selectors, services
 from cfannotate.candidates.forms import CandidateFilterForm, CandidateImportForm
 from cfannotate.candidates.models import GenerationRun
@@ -24,38 +23,58 @@ from cfannotate.core.exceptions import CfannotateError, InvalidInput, NotFound
 from cfannotate.core.htmx import HtmxHttpRequest
 
 FRAGMENT = "candidates/_run_progress.html"
+RECENT_FRAGMENT = "candidates/_recent.html"
 IMPORT_FRAGMENT = "candidates/_import.html"
+# Sent when a poll finds the run it watched finished; the candidates table listens.
+CANDIDATES_CHANGED = "candidates-changed"
 
-
-def _campaign(request, campaign_id: int):
-    try:
-        return campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
-    except NotFound as error:
-        raise Http404(error.message) from None
 
 
 def _fragment(request, campaign, *, error: str = "", status: int = 200) -> HttpResponse:
     run = selectors.latest_run(campaign)
+    progress = selectors.run_progress(run) if run else None
+    active = progress is not None and progress.active
     context = {
         "campaign": campaign,
-        "progress": selectors.run_progress(run) if run else None,
-        "generation": selectors.generation_overview(campaign),
+        "progress": progress,
+        # Shown once no run is active; not read on every poll of a large campaign.
+        "generation": None if active else selectors.generation_overview(campaign),
         "error": error,
     }
     return TemplateResponse(request, FRAGMENT, context, status=status)
 
 
-@login_required
+@campaign_owner_required
 @require_GET
 def run_progress(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
-    return _fragment(request, _campaign(request, campaign_id))
+    """The progress block; the poll that finds its watched run ended (`?watching=<run id>`)
+    also tells the page to fetch the candidates again, without a reload."""
+    response = _fragment(request, request.campaign)
+    watching = request.GET.get("watching", "")
+    progress = response.context_data["progress"]
+    if watching.isdigit() and progress is not None and not progress.active:
+        trigger_client_event(response, CANDIDATES_CHANGED)
+    return response
 
 
-@login_required
+@campaign_owner_required
+@require_GET
+def candidates_recent(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
+    """The campaign page's candidates table, fetched again when a run ends."""
+    campaign = request.campaign
+    context = {
+        "campaign": campaign,
+        "candidates": selectors.recent_candidates(campaign),
+        "counts": campaign_counts(campaign),
+    }
+    return TemplateResponse(request, RECENT_FRAGMENT, context)
+
+
+@campaign_owner_required
 @require_POST
 def run_start(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     """Generate for every original, or for the `original` ids posted (a retry of some)."""
-    campaign = _campaign(request, campaign_id)
+    campaign = request.campaign
     posted = request.POST.getlist("original")
     try:
         if not all(value.isdigit() for value in posted):
@@ -68,7 +87,7 @@ def run_start(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
 
 
 def _run_action(request, campaign_id: int, run_id: int, action) -> HttpResponse:
-    campaign = _campaign(request, campaign_id)
+    campaign = request.campaign
     run = get_object_or_404(GenerationRun, pk=run_id, campaign=campaign)
     try:
         action(run=run)
@@ -77,13 +96,13 @@ def _run_action(request, campaign_id: int, run_id: int, action) -> HttpResponse:
     return _fragment(request, campaign)
 
 
-@login_required
+@campaign_owner_required
 @require_POST
 def run_cancel(request: HtmxHttpRequest, campaign_id: int, run_id: int) -> HttpResponse:
     return _run_action(request, campaign_id, run_id, runs.generation_run_cancel)
 
 
-@login_required
+@campaign_owner_required
 @require_POST
 def run_retry(request: HtmxHttpRequest, campaign_id: int, run_id: int) -> HttpResponse:
     return _run_action(request, campaign_id, run_id, runs.generation_run_retry)
@@ -92,18 +111,17 @@ def run_retry(request: HtmxHttpRequest, campaign_id: int, run_id: int) -> HttpRe
 def _import_fragment(
     request, campaign, form: CandidateImportForm, *, error: CfannotateError | None = None
 ) -> HttpResponse:
-    # htmx 2 does not swap 4xx responses, so the form with its errors comes back as 200 to
-    # htmx; a plain form post (no JavaScript) gets the error's own status.
-    status = 200 if error is None or request.htmx else error.status_code
+    # The error's own status: htmx swaps 4xx answers too (responseHandling in base.html).
+    status = 200 if error is None else error.status_code
     context = {"campaign": campaign, "form": form, "error": error}
     return TemplateResponse(request, IMPORT_FRAGMENT, context, status=status)
 
 
-@login_required
+@campaign_owner_required
 @require_http_methods(["GET", "POST"])
 def candidate_import(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     """The upload form; a valid file reloads the campaign page with what was imported."""
-    campaign = _campaign(request, campaign_id)
+    campaign = request.campaign
     if request.method == "GET":
         return _import_fragment(request, campaign, CandidateImportForm())
     form = CandidateImportForm(request.POST, request.FILES)
@@ -135,7 +153,6 @@ def candidate_import(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse
 
 REVIEW_PAGE = "candidates/review.html"
 REVIEW_ROW = "candidates/_review_row.html"
-PROMOTE_PAGE = "candidates/promote.html"
 REVIEW_PER_PAGE = 50
 
 
@@ -170,11 +187,11 @@ def _review_context(request, campaign, *, message: str = "", error=None) -> tupl
     return context, 200 if error is None else error.status_code
 
 
-@login_required
+@campaign_owner_required
 @require_GET
 def candidate_review(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     """The candidates with filters; htmx asks for just the results when a filter changes."""
-    campaign = _campaign(request, campaign_id)
+    campaign = request.campaign
     context, status = _review_context(request, campaign)
     template = REVIEW_PAGE
     if request.htmx and request.htmx.target == "review-results":
@@ -182,11 +199,11 @@ def candidate_review(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse
     return TemplateResponse(request, template, context, status=status)
 
 
-@login_required
+@campaign_owner_required
 @require_POST
 def candidates_bulk(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     """Accept or reject the ticked candidates, all or none; the results come back."""
-    campaign = _campaign(request, campaign_id)
+    campaign = request.campaign
     action = request.POST.get("action")
     ids = [int(value) if value.isdigit() else value for value in request.POST.getlist("ids")]
     message, error = "", None
@@ -227,16 +244,16 @@ def _candidate(campaign, candidate_id: int):
         raise Http404(error.message) from None
 
 
-@login_required
+@campaign_owner_required
 @require_GET
 def candidate_row(request: HtmxHttpRequest, campaign_id: int, candidate_id: int) -> HttpResponse:
     """One row of the review table (to leave the edit form)."""
-    campaign = _campaign(request, campaign_id)
+    campaign = request.campaign
     return _row(request, campaign, _candidate(campaign, candidate_id).pk)
 
 
 def _row_action(request, campaign_id: int, candidate_id: int, action) -> HttpResponse:
-    campaign = _campaign(request, campaign_id)
+    campaign = request.campaign
     candidate = _candidate(campaign, candidate_id)
     try:
         action(candidate=candidate)
@@ -245,23 +262,23 @@ def _row_action(request, campaign_id: int, candidate_id: int, action) -> HttpRes
     return _row(request, campaign, candidate.pk)
 
 
-@login_required
+@campaign_owner_required
 @require_POST
 def candidate_accept(request: HtmxHttpRequest, campaign_id: int, candidate_id: int):
     return _row_action(request, campaign_id, candidate_id, review.candidate_accept)
 
 
-@login_required
+@campaign_owner_required
 @require_POST
 def candidate_reject(request: HtmxHttpRequest, campaign_id: int, candidate_id: int):
     return _row_action(request, campaign_id, candidate_id, review.candidate_reject)
 
 
-@login_required
+@campaign_owner_required
 @require_http_methods(["GET", "POST"])
 def candidate_edit(request: HtmxHttpRequest, campaign_id: int, candidate_id: int):
     """GET: the row as a form; POST: save the new text (re-annotated) or show why not."""
-    campaign = _campaign(request, campaign_id)
+    campaign = request.campaign
     candidate = _candidate(campaign, candidate_id)
     if request.method == "GET":
         return _row(request, campaign, candidate.pk, editing=True)
@@ -271,77 +288,3 @@ def candidate_edit(request: HtmxHttpRequest, campaign_id: int, candidate_id: int
     except CfannotateError as error:
         return _row(request, campaign, candidate.pk, editing=True, error=error, text=text)
     return _row(request, campaign, candidate.pk)
-
-
-def _promoted_items(post) -> list[dict]:
-    """The ticked candidates of the promote form, with the answers typed beside each."""
-    items = []
-    for raw in post.getlist("candidate"):
-        items.append(
-            {
-                "candidate_id": int(raw) if raw.isdigit() else raw,
-                "valid": post.get(f"valid-{raw}", ""),
-                "label": post.get(f"label-{raw}", ""),
-                "explanation": post.get(f"explanation-{raw}", ""),
-            }
-        )
-    return items
-
-
-@login_required
-@require_http_methods(["GET", "POST"])
-def candidates_promote(request: HtmxHttpRequest, campaign_id: int, original_id: int):
-    """Make a gold (or training) round of some of one original's candidates."""
-    from cfannotate.labeling.models import GoldKind
-
-    campaign = _campaign(request, campaign_id)
-    original = campaign.originals.select_related("label").filter(pk=original_id).first()
-    if original is None:
-        raise Http404("No such original in this campaign.")
-    error = None
-    if request.method == "POST":
-        kind = request.POST.get("kind", GoldKind.GOLD)
-        try:
-            review.candidates_promote_to_gold(
-                campaign=campaign,
-                original=original,
-                kind=kind,
-                items=_promoted_items(request.POST),
-            )
-        except CfannotateError as caught:
-            error = caught
-        else:
-            made = "training" if kind == GoldKind.TRAINING else "gold"
-            messages.success(
-                request, f"A {made} round was made from original {original.external_id}."
-            )
-            target = reverse("gold-page", args=[campaign.id])
-            return HttpResponseClientRedirect(target) if request.htmx else redirect(target)
-    post = request.POST
-    ticked = set(post.getlist("candidate"))
-    rows = [
-        {
-            "candidate": candidate,
-            "ticked": str(candidate.pk) in ticked,
-            "valid": post.get(f"valid-{candidate.pk}", "true"),
-            # What the generator aimed for is the likeliest answer; else the original's label.
-            "label": post.get(f"label-{candidate.pk}")
-            or (candidate.intended_label or original.label).value,
-            "explanation": post.get(f"explanation-{candidate.pk}", ""),
-        }
-        for candidate in selectors.candidates_filtered(
-            campaign, selectors.CandidateFilters(original=original.pk)
-        )
-    ]
-    context = {
-        "campaign": campaign,
-        "original": original,
-        "rows": rows,
-        "labels": campaign.labels.all(),
-        "kinds": GoldKind.choices,
-        "kind": post.get("kind", GoldKind.GOLD),
-        "error": error,
-    }
-    status = 200 if error is None else error.status_code
-    template = PROMOTE_PAGE + ("#promote-form" if request.htmx else "")
-    return TemplateResponse(request, template, context, status=status)

@@ -105,6 +105,59 @@ def table_format(file_name: str, content: bytes) -> str:
     return "jsonl" if content.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{") else "csv"
 
 
+@dataclass(frozen=True)
+class ColumnNames:
+    """A file's columns under our names: each name and the headers accepted for it (any case),
+    e.g. `{"original_id": ("original_id", "original")}`; `required` must all be there."""
+
+    spellings: dict[str, tuple[str, ...]]
+    required: tuple[str, ...]
+
+    def name_of(self, header: object) -> str:
+        """Our name for a header; an unknown header keeps its own."""
+        spelled = str(header).strip().lower()
+        for name, spellings in self.spellings.items():
+            if spelled in spellings:
+                return name
+        return str(header)
+
+    def canonical(self, values: dict) -> dict:
+        """A row's values under our names; of two spellings of one column, the first wins."""
+        result: dict = {}
+        for key, value in values.items():
+            result.setdefault(self.name_of(key), value)
+        return result
+
+    def check_header(self, header: list[str]) -> None:
+        """InvalidInput naming the required columns the header lacks (for `table_read`)."""
+        found = {self.name_of(name) for name in header}
+        missing = [name for name in self.required if name not in found]
+        if not missing:
+            return
+        optional = [name for name in self.spellings if name not in self.required]
+        may = f", and may name {' or '.join(optional)}" if optional else ""
+        raise InvalidInput(
+            f"The file has no {' or '.join(missing)} column; its header must name "
+            f"{' and '.join(self.required)}{may} (found: "
+            f"{', '.join(repr(name) for name in header) or 'nothing'}).",
+            fields={"columns": [f"Missing: {', '.join(missing)}."]},
+        )
+
+
+def jsonl_objects(*, file_name: str, content: bytes, max_bytes: int, max_rows: int) -> list[dict]:
+    """The objects of a JSONL file, all or none: InvalidInput naming each line that is not one
+    (a dataset on disk, a predictions or training file; uploads with columns use `table_read`)."""
+    table = table_read(
+        file_name=file_name, content=content, max_bytes=max_bytes, max_rows=max_rows, kind="jsonl"
+    )
+    if table.errors:
+        first, problems = next(iter(table.errors.items()))
+        lines = len(table.errors)
+        more = f" ({lines - 1} more line{'s' if lines > 2 else ''} below)" if lines > 1 else ""
+        raise InvalidInput(f"{file_name}: {first}: {' '.join(problems)}{more}", fields=table.errors)
+    return [row.values for row in table.rows]
+
+
 def table_read(
     *,
     file_name: str,

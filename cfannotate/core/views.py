@@ -1,4 +1,4 @@
-"""The landing page, the health probe, the favicon, login and the researcher's API token."""
+"""The health probe, the favicon, login and the researcher's API token."""
 
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
@@ -14,14 +14,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_GET, require_http_methods
 
-from cfannotate.campaigns.selectors import campaigns_for_owner
 from cfannotate.core import api_tokens
 from cfannotate.core.throttles import LOGIN_FAILURES, login_identities, retry_message
-
-
-def home(request: HttpRequest) -> HttpResponse:
-    campaigns = campaigns_for_owner(request.user) if request.user.is_authenticated else None
-    return TemplateResponse(request, "core/home.html", {"campaigns": campaigns})
 
 
 def health(request: HttpRequest) -> HttpResponse:

@@ -7,3 +7,8 @@ class CrowdConfig(AppConfig):
 
     def ready(self) -> None:
         from cfannotate.crowd import checks  # noqa: F401 (registers the system checks)
+        from cfannotate.crowd.blocks import raise_if_blocked
+        from cfannotate.labeling import hooks
+
+        # A block ends work in progress as a return does; the worker is told which it was.
+        hooks.register(hooks.return_explanations, raise_if_blocked)

@@ -8,16 +8,16 @@ import secrets
 from collections.abc import Callable
 from functools import wraps
 
-from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpResponse
+from django.http import HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
-from cfannotate.campaigns.selectors import campaign_get_for_owner
+from cfannotate.campaigns.access import campaign_owner_required
 from cfannotate.core.exceptions import CfannotateError, InvalidInput, NotFound
 from cfannotate.core.htmx import HtmxHttpRequest
+from cfannotate.core.worker_tokens import link_token, personal_link_token
 from cfannotate.crowd import review
 from cfannotate.crowd.blocks import blocks_in
 from cfannotate.crowd.forms import (
@@ -53,7 +53,6 @@ from cfannotate.crowd.services import (
     personal_link_create,
     personal_link_revoke,
 )
-from cfannotate.crowd.tokens import link_token, personal_link_token
 from cfannotate.labeling.models import Assignment
 
 FRAGMENT = "crowd/_campaign_platforms.html"
@@ -127,25 +126,25 @@ def _render(request, campaign, *, status: int = 200, **extra) -> HttpResponse:
     )
 
 
-def _campaign(request, campaign_id: int):
-    try:
-        return campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
-    except NotFound as error:
-        raise Http404(error.message) from None
-
-
 def campaign_action(view: Callable) -> Callable:
     """A POST on the researcher's own campaign: the view returns a message or raises."""
 
     @wraps(view)
-    @login_required
+    @campaign_owner_required
     @require_POST
     def wrapped(request: HtmxHttpRequest, campaign_id: int, **kwargs) -> HttpResponse:
-        campaign = _campaign(request, campaign_id)
+        campaign = request.campaign
         try:
             message, problems = view(request, campaign, **kwargs)
         except CfannotateError as error:
-            return _render(request, campaign, error=error.message, status=error.status_code)
+            # A platform's refusal stays inside the page, in words, with what to fix.
+            return _render(
+                request,
+                campaign,
+                error=error.message,
+                fix=getattr(error, "fix", ""),
+                status=error.status_code,
+            )
         return _render(request, campaign, message=message, problems=problems)
 
     return wrapped
@@ -170,10 +169,10 @@ def _assignment(campaign, assignment_id: int) -> Assignment:
     return assignment
 
 
-@login_required
+@campaign_owner_required
 @require_GET
 def platforms_block(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
-    return _render(request, _campaign(request, campaign_id))
+    return _render(request, request.campaign)
 
 
 @campaign_action

@@ -11,6 +11,13 @@ from django.utils import timezone
 
 from cfannotate.campaigns.models import Campaign
 from cfannotate.core.exceptions import Conflict, Expired, Forbidden, InvalidInput
+from cfannotate.core.worker_tokens import (
+    BAD_LINK,
+    new_nonce,
+    personal_link_token_read,
+    resume_code_matches,
+    resume_code_parse,
+)
 from cfannotate.crowd.blocks import WorkerBlocked, raise_if_blocked
 from cfannotate.crowd.models import (
     ActionOutcome,
@@ -23,13 +30,6 @@ from cfannotate.crowd.models import (
     Worker,
     WorkerBlock,
     WorkerStatus,
-)
-from cfannotate.crowd.tokens import (
-    BAD_LINK,
-    new_nonce,
-    personal_link_token_read,
-    resume_code_matches,
-    resume_code_parse,
 )
 from cfannotate.labeling.assignments import (
     AssignmentInFlight,

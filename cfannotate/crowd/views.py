@@ -30,6 +30,12 @@ from cfannotate.core.exceptions import (
     NotFound,
 )
 from cfannotate.core.throttles import RESUME_FAILURES, client_address, retry_message
+from cfannotate.core.worker_tokens import (
+    entry_token_read,
+    join_token_read,
+    link_token_read,
+    worker_token,
+)
 from cfannotate.crowd.models import InvitationLink, Platform, Publication
 from cfannotate.crowd.providers import Preview, allow_platform_framing, provider_for
 from cfannotate.crowd.selectors import preview_example, session_facts
@@ -38,12 +44,6 @@ from cfannotate.crowd.services import (
     ANONYMOUS_PREFIX,
     assignment_resume,
     personal_link_read,
-)
-from cfannotate.crowd.tokens import (
-    entry_token_read,
-    join_token_read,
-    link_token_read,
-    worker_token,
 )
 
 COOKIE_PREFIX = "cfannotate_worker_"

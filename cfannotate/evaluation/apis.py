@@ -10,7 +10,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from cfannotate.campaigns.selectors import campaign_get_for_owner
 from cfannotate.core.api_lists import choice_param, paginated_response
 from cfannotate.evaluation import services
 from cfannotate.evaluation.models import Evaluation, EvaluationKind
@@ -36,7 +35,7 @@ class EvaluationListApi(APIView):
         responses=EvaluationSerializer(many=True),
     )
     def get(self, request: Request, campaign_id: int) -> Response:
-        campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        campaign = self.campaign
         kind = choice_param(request, "kind", EvaluationKind.values)
         return paginated_response(
             self, request, evaluations_for(campaign, kind=kind), EvaluationSerializer
@@ -92,7 +91,7 @@ class EvaluationRunApi(APIView):
 
     @extend_schema(request=InputSerializer, responses={201: EvaluationSerializer})
     def post(self, request: Request, campaign_id: int) -> Response:
-        campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        campaign = self.campaign
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         evaluation = services.evaluation_run(
@@ -104,6 +103,6 @@ class EvaluationRunApi(APIView):
 class EvaluationDetailApi(APIView):
     @extend_schema(responses=EvaluationSerializer)
     def get(self, request: Request, campaign_id: int, evaluation_id: int) -> Response:
-        campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        campaign = self.campaign
         evaluation = evaluation_get(campaign=campaign, evaluation_id=evaluation_id)
         return Response(EvaluationSerializer(evaluation).data)

@@ -28,23 +28,11 @@ def jsonl_records(
 ) -> list[dict]:
     """The objects of a JSONL file; any problem is InvalidInput on `field`, naming the lines."""
     try:
-        table = tabular.table_read(
-            file_name=file_name,
-            content=content,
-            max_bytes=max_bytes,
-            max_rows=MAX_UPLOAD_ROWS,
-            kind="jsonl",
+        return tabular.jsonl_objects(
+            file_name=file_name, content=content, max_bytes=max_bytes, max_rows=MAX_UPLOAD_ROWS
         )
     except InvalidInput as error:
         raise _for_field(error, field) from None
-    if table.errors:
-        lines = len(table.errors)
-        first, problems = next(iter(table.errors.items()))
-        more = f" ({lines - 1} more line{'s' if lines > 2 else ''} below)" if lines > 1 else ""
-        raise _for_field(
-            InvalidInput(f"{first}: {' '.join(problems)}{more}", fields=table.errors), field
-        )
-    return [row.values for row in table.rows]
 
 
 def _for_field(error: InvalidInput, field: str) -> InvalidInput:

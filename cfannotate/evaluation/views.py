@@ -1,13 +1,12 @@
 """The campaign page's evaluation section (htmx): run buttons, the last tables and charts."""
 
-from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpResponse
+from django.http import HttpResponse
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET, require_POST
 
+from cfannotate.campaigns.access import campaign_owner_required
 from cfannotate.campaigns.models import Campaign
-from cfannotate.campaigns.selectors import campaign_get_for_owner
-from cfannotate.core.exceptions import CfannotateError, NotFound
+from cfannotate.core.exceptions import CfannotateError
 from cfannotate.core.htmx import HtmxHttpRequest
 from cfannotate.evaluation import plots
 from cfannotate.evaluation.forms import EvaluationRunForm
@@ -18,12 +17,6 @@ from cfannotate.evaluation.uploads import jsonl_rows
 
 HISTORY_ROWS = 10
 
-
-def _campaign(request, campaign_id: int) -> Campaign:
-    try:
-        return campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
-    except NotFound as error:
-        raise Http404(error.message) from None
 
 
 def evaluation_context(campaign: Campaign, **extra) -> dict:
@@ -50,16 +43,16 @@ def _fragment(request, campaign: Campaign, *, status: int = 200, **extra) -> Tem
     )
 
 
-@login_required
+@campaign_owner_required
 @require_GET
 def evaluation_fragment(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
-    return _fragment(request, _campaign(request, campaign_id))
+    return _fragment(request, request.campaign)
 
 
-@login_required
+@campaign_owner_required
 @require_POST
 def evaluation_run_view(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
-    campaign = _campaign(request, campaign_id)
+    campaign = request.campaign
     form = EvaluationRunForm(request.POST, request.FILES)
     if not form.is_valid():
         errors = [

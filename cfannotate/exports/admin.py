@@ -1,7 +1,9 @@
-"""Admin actions on campaigns that download an export; CampaignAdmin lists `EXPORT_ACTIONS`."""
+"""Admin actions on campaigns that download an export, added to CampaignAdmin here: the admin
+imports this module after campaigns' (INSTALLED_APPS order), and campaigns never imports exports."""
 
 from django.contrib import admin, messages
 
+from cfannotate.campaigns.admin import CampaignAdmin
 from cfannotate.exports.files import export_prepare, export_response
 from cfannotate.exports.formats import FORMATS
 from cfannotate.exports.selectors import EXPORT_KINDS
@@ -27,3 +29,5 @@ def _download_action(kind: str, format: str):
 
 
 EXPORT_ACTIONS = [_download_action(kind, format) for format in FORMATS for kind in EXPORT_KINDS]
+
+CampaignAdmin.actions = [*CampaignAdmin.actions, *EXPORT_ACTIONS]

@@ -8,7 +8,6 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from cfannotate.campaigns.selectors import campaign_get_for_owner
 from cfannotate.exports.files import DEFAULT_FORMAT, export_prepare, export_response
 from cfannotate.exports.formats import FORMATS
 from cfannotate.exports.selectors import EXPORT_KINDS
@@ -51,7 +50,7 @@ class ExportApi(APIView):
         },
     )
     def get(self, request: Request, campaign_id: int, kind: str):
-        campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        campaign = self.campaign
         serializer = self.InputSerializer(data=request.query_params)
         serializer.is_valid(raise_exception=True)
         export = export_prepare(campaign=campaign, kind=kind, **serializer.validated_data)

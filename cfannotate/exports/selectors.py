@@ -42,6 +42,9 @@ COUNTERFACTUAL_COLUMNS = (
     "votes",
     "qualified_votes",
     "agreement",
+    # The classifier in the loop's label for the counterfactual (Campaign.flip_classifier).
+    "predicted_label",
+    "predicted_confidence",
 )
 AUGMENTATION_COLUMNS = (
     *COUNTERFACTUAL_COLUMNS[:2],
@@ -100,6 +103,8 @@ _AGGREGATE_VALUES = (
     "votes",
     "qualified_votes",
     "agreement",
+    "candidate__predicted_label__value",
+    "candidate__predicted_confidence",
 )
 
 
@@ -157,6 +162,8 @@ def _counterfactual_row(values: dict) -> Row:
         "votes": values["votes"],
         "qualified_votes": values["qualified_votes"],
         "agreement": _finite(values["agreement"]),
+        "predicted_label": values["candidate__predicted_label__value"],
+        "predicted_confidence": _finite(values["candidate__predicted_confidence"]),
     }
 
 
@@ -227,6 +234,8 @@ def _original_row(counterfactual: Row) -> Row:
         "votes": None,
         "qualified_votes": None,
         "agreement": None,
+        "predicted_label": None,
+        "predicted_confidence": None,
     }
 
 

@@ -1,12 +1,11 @@
 """The campaign page's download links: a file streamed to the campaign's owner."""
 
-from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET
 
-from cfannotate.campaigns.selectors import campaign_get_for_owner
-from cfannotate.core.exceptions import InvalidInput, NotFound
+from cfannotate.campaigns.access import campaign_owner_required
+from cfannotate.core.exceptions import InvalidInput
 from cfannotate.exports.files import export_prepare, export_response
 
 TRUE_VALUES = {"1", "true", "yes", "on"}
@@ -24,12 +23,9 @@ def flag_value(name: str, text: str | None) -> bool:
 
 
 @require_GET
-@login_required
+@campaign_owner_required
 def export_download(request: HttpRequest, campaign_id: int, kind: str) -> HttpResponse:
-    try:
-        campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
-    except NotFound as error:
-        raise Http404(error.message) from None
+    campaign = request.campaign
     try:
         export = export_prepare(
             campaign=campaign,

@@ -4,10 +4,12 @@ Design note: `assignments.md` beside this module (Polyjuice §4.2 and Appendix C
 """
 
 import itertools
+import math
 import random
 import secrets
 import time
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from django.db import connection, transaction
 from django.db.models import F
@@ -15,9 +17,13 @@ from django.utils import timezone
 
 from cfannotate.campaigns.models import Campaign, CampaignStatus
 from cfannotate.core.exceptions import Conflict, Expired
-from cfannotate.crowd.blocks import raise_if_blocked
-from cfannotate.crowd.models import Worker
-from cfannotate.crowd.tokens import new_nonce
+from cfannotate.core.worker_tokens import new_nonce
+from cfannotate.labeling.hooks import (
+    admission_checks,
+    assignment_ended,
+    return_explanations,
+    run_checks,
+)
 from cfannotate.labeling.models import (
     Assignment,
     AssignmentState,
@@ -27,14 +33,20 @@ from cfannotate.labeling.models import (
     Round,
     RoundKind,
 )
-from cfannotate.quality.models import WorkerQuality
-from cfannotate.quality.tasks import assess_assignment_on_commit
+
+if TYPE_CHECKING:
+    from cfannotate.crowd.models import Worker
 
 
 class NoWorkLeft(Conflict):
-    """Every unit is claimed up to K or was already seen by this worker."""
+    """Nothing to hand this worker now: the task is closed, its units are taken or done, or
+    the worker was filtered out. `come_back` says, in one sentence, whether to come back."""
 
     title = "No work right now"
+
+    def __init__(self, message: str, *, come_back: str = "") -> None:
+        super().__init__(message)
+        self.come_back = come_back
 
 
 class AssignmentInFlight(Conflict):
@@ -44,11 +56,53 @@ class AssignmentInFlight(Conflict):
 # How long a claimer waits for units that other claimers hold locked but may not fill.
 CLAIM_PATIENCE_SECONDS = 3.0
 CLAIM_RETRY_SECONDS = 0.02
-NO_WORK_LEFT = "There is no work left in this task for you right now. Thank you for your help!"
+NO_WORK_LEFT = "There is no work left in this task for you. Thank you for your help!"
+ALL_TAKEN = "There is no work left for you right now: other workers are doing the last rounds."
 FILTERED = (
     "There is no more work in this task for you: your answers on the check rounds did not "
     "meet this task's quality bar. Thank you for your time."
 )
+NO_NEED = "There is no need to come back: this task has nothing more for you."
+FINISHED = "This task is finished: all of its work is done. Thank you for your help!"
+NOT_OPEN = "This task is not open for labeling right now."
+COME_BACK_LATER = "Come back later: the researcher has paused it and may open it again."
+NOT_OPEN_YET = "This task is not open for labeling yet."
+COME_BACK_WHEN_OPEN = "Come back later: it opens once the researcher has prepared it."
+
+
+def _no_work_left(campaign: Campaign, worker: "Worker", now: datetime) -> NoWorkLeft:
+    """Why no unit was claimed, and whether some may come back: units that other workers
+    hold return to the pool when their lease ends without a submission."""
+    seen = Round.objects.filter(worker=worker, unit__isnull=False).values("unit_id")
+    unfinished = LabelingUnit.objects.filter(
+        campaign=campaign, completed__lt=F("judgments_needed")
+    ).exclude(id__in=seen)
+    if not unfinished.exists():
+        return NoWorkLeft(NO_WORK_LEFT, come_back=NO_NEED)
+    lease_end = (
+        Assignment.objects.filter(campaign=campaign, state=AssignmentState.ACTIVE)
+        .order_by("lease_expires_at")
+        .values_list("lease_expires_at", flat=True)
+        .first()
+    )
+    minutes = campaign.lease_minutes
+    if lease_end is not None:
+        minutes = max(1, math.ceil((lease_end - now).total_seconds() / 60))
+    return NoWorkLeft(
+        ALL_TAKEN,
+        come_back=(
+            f"If some of them stop, their rounds come back: try again in about {minutes} "
+            f"minute{'s' if minutes != 1 else ''}."
+        ),
+    )
+
+
+def _not_open(campaign: Campaign) -> NoWorkLeft:
+    if campaign.status == CampaignStatus.FINISHED:
+        return NoWorkLeft(FINISHED, come_back=NO_NEED)
+    if campaign.status == CampaignStatus.PAUSED:
+        return NoWorkLeft(NOT_OPEN, come_back=COME_BACK_LATER)
+    return NoWorkLeft(NOT_OPEN_YET, come_back=COME_BACK_WHEN_OPEN)
 
 
 def _lease_end(campaign: Campaign, now: datetime) -> datetime:
@@ -62,7 +116,7 @@ def _locked(queryset):
     return queryset
 
 
-def units_claim(*, campaign: Campaign, worker: Worker, count: int) -> list[int]:
+def units_claim(*, campaign: Campaign, worker: "Worker", count: int) -> list[int]:
     """Claim up to `count` open units this worker has never seen; best priority first.
 
     Must run inside a transaction. Rows another claimer holds are skipped, never
@@ -98,7 +152,7 @@ def units_claim(*, campaign: Campaign, worker: Worker, count: int) -> list[int]:
     return claimed
 
 
-def _gold_rounds_for(campaign: Campaign, worker: Worker, kind: str, count: int, rng) -> list[int]:
+def _gold_rounds_for(campaign: Campaign, worker: "Worker", kind: str, count: int, rng) -> list[int]:
     pool = GoldRound.objects.filter(campaign=campaign, kind=kind, is_active=True)
     if kind == GoldKind.GOLD:
         # A worker never sees a hidden gold round twice (database constraint too).
@@ -121,7 +175,7 @@ def _plan_body(unit_ids: list[int], gold_ids: list[int], rng) -> list[tuple[str,
     return body
 
 
-def assignment_active_for(*, campaign: Campaign, worker: Worker) -> Assignment | None:
+def assignment_active_for(*, campaign: Campaign, worker: "Worker") -> Assignment | None:
     return Assignment.objects.filter(
         campaign=campaign, worker=worker, state=AssignmentState.ACTIVE
     ).first()
@@ -130,7 +184,7 @@ def assignment_active_for(*, campaign: Campaign, worker: Worker) -> Assignment |
 def assignment_start(
     *,
     campaign: Campaign,
-    worker: Worker,
+    worker: "Worker",
     platform_assignment_id: str = "",
     platform_task_id: str = "",
     now: datetime | None = None,
@@ -163,10 +217,9 @@ def assignment_start(
                 f"({previous.get_state_display().lower()}). Accept a new one to go on."
             )
     if campaign.status != CampaignStatus.LABELING:
-        raise Conflict("This task is not open for labeling right now. Please try again later.")
-    # A worker the quality filters removed gets no more work here (quality.md §4).
-    if WorkerQuality.objects.filter(campaign=campaign, worker=worker, qualified=False).exists():
-        raise NoWorkLeft(FILTERED)
+        raise _not_open(campaign)
+    # E.g. a worker the quality filters removed gets no more work here (quality.md §4).
+    run_checks(admission_checks, worker=worker, campaign=campaign)
 
     with transaction.atomic():
         # 2. Units first: without any, there is no assignment.
@@ -174,7 +227,7 @@ def assignment_start(
             campaign=campaign, worker=worker, count=campaign.rounds_per_assignment
         )
         if not unit_ids:
-            raise NoWorkLeft(NO_WORK_LEFT)
+            raise _no_work_left(campaign, worker, now)
         gold_ids = _gold_rounds_for(
             campaign, worker, GoldKind.GOLD, campaign.gold_rounds_per_assignment, rng
         )
@@ -245,7 +298,7 @@ def assignment_finish_early(*, assignment_id: int, now: datetime | None = None) 
             assignment.submitted_at = now
             assignment.completion_code = completion_code()
             assignment.save(update_fields=["state", "submitted_at", "completion_code"])
-            assess_assignment_on_commit(assignment.id)
+            assignment_ended.send(sender=Assignment, assignment_id=assignment.id)
     return withdrawn
 
 
@@ -263,7 +316,8 @@ def assignment_expire(*, assignment_id: int, now: datetime | None = None) -> boo
         _release_unsubmitted_units(assignment)
         assignment.state = AssignmentState.EXPIRED
         assignment.save(update_fields=["state"])
-        assess_assignment_on_commit(assignment.id)  # its submitted rounds still count
+        # Its submitted rounds still count.
+        assignment_ended.send(sender=Assignment, assignment_id=assignment.id)
     return True
 
 
@@ -288,7 +342,7 @@ def assignment_return(*, assignment: Assignment) -> None:
         _release_unsubmitted_units(locked)
         locked.state = AssignmentState.RETURNED
         locked.save(update_fields=["state"])
-        assess_assignment_on_commit(locked.id)
+        assignment_ended.send(sender=Assignment, assignment_id=locked.id)
 
 
 class LeaseLapsed(Exception):
@@ -337,7 +391,7 @@ def raise_if_expired(assignment: Assignment) -> None:
         raise Expired(expired_message(assignment))
     if assignment.state == AssignmentState.RETURNED:
         # A block ends work in progress the same way; the worker is told which it was.
-        raise_if_blocked(worker=assignment.worker, campaign=assignment.campaign)
+        run_checks(return_explanations, worker=assignment.worker, campaign=assignment.campaign)
         raise Expired("You returned this assignment. Start a new one from the task link.")
 
 

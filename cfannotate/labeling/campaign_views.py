@@ -1,15 +1,14 @@
 """The labeling block of the campaign page: progress, the invitation link, open and pause."""
 
-from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpResponse
+from django.http import HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from cfannotate.campaigns.selectors import campaign_get_for_owner
-from cfannotate.core.exceptions import CfannotateError, NotFound
+from cfannotate.campaigns.access import campaign_owner_required
+from cfannotate.core.exceptions import CfannotateError
 from cfannotate.core.htmx import HtmxHttpRequest
-from cfannotate.crowd.tokens import join_token
+from cfannotate.core.worker_tokens import join_token
 from cfannotate.labeling.ordering import units_order_by_budget
 from cfannotate.labeling.selectors import labeling_progress
 from cfannotate.labeling.services import labeling_open, labeling_pause
@@ -28,28 +27,22 @@ def labeling_context(request, campaign) -> dict:
     }
 
 
-def _campaign(request, campaign_id: int):
-    try:
-        return campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
-    except NotFound as error:
-        raise Http404(error.message) from None
-
 
 def _fragment(request, campaign, *, error: str = "", warnings=(), status: int = 200):
     context = {**labeling_context(request, campaign), "error": error, "warnings": warnings}
     return TemplateResponse(request, FRAGMENT, context, status=status)
 
 
-@login_required
+@campaign_owner_required
 @require_GET
 def labeling_block(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
-    return _fragment(request, _campaign(request, campaign_id))
+    return _fragment(request, request.campaign)
 
 
-@login_required
+@campaign_owner_required
 @require_POST
 def labeling_open_view(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
-    campaign = _campaign(request, campaign_id)
+    campaign = request.campaign
     try:
         warnings = labeling_open(campaign=campaign)
     except CfannotateError as error:
@@ -57,10 +50,10 @@ def labeling_open_view(request: HtmxHttpRequest, campaign_id: int) -> HttpRespon
     return _fragment(request, campaign, warnings=warnings)
 
 
-@login_required
+@campaign_owner_required
 @require_POST
 def labeling_pause_view(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
-    campaign = _campaign(request, campaign_id)
+    campaign = request.campaign
     try:
         labeling_pause(campaign=campaign)
     except CfannotateError as error:
@@ -73,11 +66,11 @@ def _order_fragment(request, campaign, *, message: str = "", error: str = "", st
     return TemplateResponse(request, ORDER_FRAGMENT, context, status=status)
 
 
-@login_required
+@campaign_owner_required
 @require_POST
 def labeling_order_view(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     """Corpus-level selection: the most diverse `budget` originals are labeled first."""
-    campaign = _campaign(request, campaign_id)
+    campaign = request.campaign
     raw = request.POST.get("budget", "").strip()
     try:
         budget = int(raw) if raw.isdigit() else -1
@@ -91,13 +84,13 @@ def labeling_order_view(request: HtmxHttpRequest, campaign_id: int) -> HttpRespo
     return _order_fragment(request, campaign, message=message)
 
 
-@login_required
+@campaign_owner_required
 @require_POST
 def labeling_priority_view(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     """Model in the loop (§4.4): originals the baseline gets wrong or is unsure of first."""
     from cfannotate.campaigns.priority import originals_prioritize
 
-    campaign = _campaign(request, campaign_id)
+    campaign = request.campaign
     try:
         summary = originals_prioritize(campaign=campaign)
     except CfannotateError as error:

@@ -7,7 +7,7 @@ about a gold round's original gives it away.
 
 A round is made three ways, all through `gold_round_create`: imported from a file
 (`gold_rounds_import`), typed on the gold page (`gold_round_author`), or promoted from
-candidates the generators made (`cfannotate.candidates.review.candidates_promote_to_gold`).
+candidates the generators made (`cfannotate.labeling.promotion.candidates_promote_to_gold`).
 Its answers can change until a worker is given it; after that only (de)activation.
 """
 
@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from cfannotate.campaigns.models import Campaign, CampaignLabel, Original
-from cfannotate.campaigns.services import MAX_TEXT_CHARS, RowError, label_lookup, row_errors_raise
+from cfannotate.campaigns.services import MAX_TEXT_CHARS, label_lookup
 from cfannotate.candidates.models import Candidate, CandidateSource, CandidateStatus
 from cfannotate.core.exceptions import Conflict, InvalidInput
+from cfannotate.core.row_report import RowError, row_errors_raise
 from cfannotate.labeling.models import GoldItem, GoldKind, GoldRound, LabelingUnit, Round
 
 GOLD_GENERATOR = "gold"

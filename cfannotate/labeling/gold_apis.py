@@ -8,12 +8,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from cfannotate.campaigns.selectors import campaign_get_for_owner
-from cfannotate.candidates.review import candidates_promote_to_gold
 from cfannotate.core.api_lists import choice_param, paginated_response
 from cfannotate.core.exceptions import InvalidInput, NotFound
 from cfannotate.labeling import gold
 from cfannotate.labeling.models import GoldKind
+from cfannotate.labeling.promotion import candidates_promote_to_gold
 from cfannotate.labeling.selectors import gold_rounds_of
 
 
@@ -102,7 +101,7 @@ class GoldRoundListApi(APIView):
         responses=GoldRoundSerializer(many=True),
     )
     def get(self, request: Request, campaign_id: int) -> Response:
-        campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        campaign = self.campaign
         kind = choice_param(request, "kind", GoldKind.values)
         return paginated_response(
             self, request, gold_rounds_of(campaign, kind=kind), GoldRoundSerializer
@@ -110,7 +109,7 @@ class GoldRoundListApi(APIView):
 
     @extend_schema(request=InputSerializer, responses={201: GoldRoundSerializer})
     def post(self, request: Request, campaign_id: int) -> Response:
-        campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        campaign = self.campaign
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
@@ -148,12 +147,12 @@ class GoldRoundDetailApi(APIView):
 
     @extend_schema(responses=GoldRoundSerializer)
     def get(self, request: Request, campaign_id: int, gold_round_id: int) -> Response:
-        campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        campaign = self.campaign
         return Response(_round_out(campaign, _round_of(campaign, gold_round_id).pk))
 
     @extend_schema(request=InputSerializer, responses=GoldRoundSerializer)
     def patch(self, request: Request, campaign_id: int, gold_round_id: int) -> Response:
-        campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        campaign = self.campaign
         gold_round = _round_of(campaign, gold_round_id)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)

@@ -10,7 +10,6 @@ from django.db.models import F, Q
 
 from cfannotate.campaigns.models import Campaign, CampaignLabel, Original
 from cfannotate.candidates.models import Candidate
-from cfannotate.crowd.models import Worker
 
 
 class LabelingUnit(models.Model):
@@ -129,7 +128,7 @@ class Assignment(models.Model):
     """One worker's batch: training, then real and hidden gold rounds."""
 
     campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="assignments")
-    worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="assignments")
+    worker = models.ForeignKey("crowd.Worker", on_delete=models.PROTECT, related_name="assignments")
     # The platform's own ids: MTurk assignmentId and hitId, Prolific session and study.
     platform_assignment_id = models.CharField(max_length=200, blank=True)
     platform_task_id = models.CharField(max_length=200, blank=True)
@@ -183,7 +182,7 @@ class Round(models.Model):
 
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="rounds")
     # Denormalized from the assignment so the database can forbid repeats per worker.
-    worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="+")
+    worker = models.ForeignKey("crowd.Worker", on_delete=models.PROTECT, related_name="+")
     kind = models.CharField(max_length=20, choices=RoundKind.choices)
     position = models.PositiveSmallIntegerField(help_text="0 for training, then 1..N.")
     unit = models.ForeignKey(

@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from cfannotate.campaigns.models import Campaign, CampaignLabel, Original
 from cfannotate.core.exceptions import Conflict, Forbidden, InvalidInput, NotFound
-from cfannotate.crowd.tokens import assignment_token_read
+from cfannotate.core.worker_tokens import assignment_token_read
 from cfannotate.labeling.assignments import (
     LeaseLapsed,
     assignment_expire,
@@ -36,6 +36,7 @@ from cfannotate.labeling.assignments import (
     raise_if_expired,
 )
 from cfannotate.labeling.highlight import Segment, change_segments
+from cfannotate.labeling.hooks import assignment_ended
 from cfannotate.labeling.models import (
     Assignment,
     AssignmentState,
@@ -47,7 +48,6 @@ from cfannotate.labeling.models import (
     RoundKind,
     UnitItem,
 )
-from cfannotate.quality.tasks import assess_assignment_on_commit
 
 MAX_ITEMS_PER_ROUND = 10  # gold rounds may hold up to this many; units hold three
 
@@ -645,11 +645,11 @@ def _submit(locked: Assignment, plan: _Plan, round_: Round, now: datetime) -> Su
         locked.completion_code = completion_code()
         locked.save(update_fields=["state", "submitted_at", "completion_code"])
         # Quality control catches up in the background (C.2 filters, the vote, re-queues).
-        assess_assignment_on_commit(locked.id)
+        assignment_ended.send(sender=Assignment, assignment_id=locked.id)
     elif round_.kind == RoundKind.GOLD and not any(
         later.kind == RoundKind.GOLD and later.submitted_at is None for later in plan.rounds
     ):
         # The assignment's gold is all answered: the worker's verdict need not wait for
         # the end, and a worker the filters remove is served no more rounds.
-        assess_assignment_on_commit(locked.id)
+        assignment_ended.send(sender=Assignment, assignment_id=locked.id)
     return _outcome(locked, plan, round_)

@@ -4,10 +4,10 @@ from django.db import transaction
 
 from cfannotate.campaigns.models import Campaign, CampaignStatus
 from cfannotate.core.exceptions import Conflict
+from cfannotate.labeling.hooks import labeling_opened
 from cfannotate.labeling.models import GoldKind, GoldRound, LabelingUnit
 from cfannotate.labeling.selectors import gold_coverage
 from cfannotate.labeling.tasks import units_build_pending
-from cfannotate.quality.tasks import sweep_schedule_on_commit
 
 
 @transaction.atomic
@@ -37,7 +37,7 @@ def labeling_open(*, campaign: Campaign) -> list[str]:
         warnings.append("No training round exists: assignments start without one.")
     Campaign.objects.filter(pk=campaign.pk).update(status=CampaignStatus.LABELING)
     campaign.status = CampaignStatus.LABELING
-    sweep_schedule_on_commit(campaign.id)  # re-queues go on without anyone asking
+    labeling_opened.send(sender=Campaign, campaign_id=campaign.id)  # quality's sweep starts
     return warnings
 
 

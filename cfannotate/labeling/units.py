@@ -2,17 +2,23 @@
 
 Per original, the fluent candidates (not `global` rewrites) are ranked by
 `generation.selection` (facility location on 1 - D_L with the campaign's weights, ties
-to the more fluent) and the chosen ones are grouped into units of three, the size of a
-round.
+to the more fluent; predicted flips weighed in by `Campaign.flip_weight` where the
+campaign has a classifier in the loop) and the chosen ones are grouped into units of
+three, the size of a round.
 """
 
+import logging
 from dataclasses import dataclass
 
 from django.db import transaction
 
-from cfannotate.campaigns.models import Campaign
+from cfannotate.campaigns.models import Campaign, FlipClassifier
 from cfannotate.candidates.models import Candidate, CandidateSource, CandidateStatus, ControlCode
+from cfannotate.candidates.predictions import candidates_predict
+from cfannotate.core.exceptions import InvalidInput
 from cfannotate.labeling.models import GoldRound, LabelingUnit, Round, UnitItem
+
+logger = logging.getLogger(__name__)
 
 ROUND_SIZE = 3  # counterfactuals shown per round (Polyjuice §4.2)
 
@@ -55,11 +61,17 @@ def units_create_from_selection(*, campaign: Campaign) -> SelectionSummary:
         # Generated `global` edits are rewrites too far from x to be counterfactuals (A.2);
         # a researcher's imported candidates are labeled whatever their edit.
         .exclude(control_code=ControlCode.GLOBAL, source=CandidateSource.GENERATED)
-        .select_related("original")
+        .select_related("original__label", "predicted_label", "intended_label")
         .order_by("original_id", "id")
     )
     if not pool:
         return SelectionSummary(originals=0, units=0, candidates=0)
+    try:
+        candidates_predict(
+            campaign=campaign, candidates=[c for c in pool if not c.prediction_source]
+        )
+    except InvalidInput as error:  # selection goes on, for diversity alone where unknown
+        logger.warning("campaign %s: no predicted labels: %s", campaign.pk, error)
     relationships = [Relationship.from_dict(candidate.edit["relationship"]) for candidate in pool]
     fluency = [
         candidate.fluency_full if candidate.fluency_full is not None else 0.0 for candidate in pool
@@ -70,6 +82,8 @@ def units_create_from_selection(*, campaign: Campaign) -> SelectionSummary:
         weights=distance_weights(campaign),
         fluency=fluency,
         groups=[str(candidate.original_id) for candidate in pool],
+        flip=flip_scores_of(pool),
+        flip_weight=campaign.flip_weight if campaign.flip_classifier != FlipClassifier.NONE else 0,
     )
     units = items = 0
     with transaction.atomic():
@@ -84,6 +98,24 @@ def units_create_from_selection(*, campaign: Campaign) -> SelectionSummary:
                 status=CandidateStatus.SELECTED
             )
     return SelectionSummary(originals=len(chosen), units=units, candidates=items)
+
+
+def flip_scores_of(candidates: list[Candidate]) -> list[float]:
+    """Each candidate's predicted chance of reaching its intended label (else of leaving
+    its original's), from its stored prediction; 0 without one."""
+    from generation.label_classifiers import LabelPrediction, flip_scores
+
+    predictions = [
+        LabelPrediction(c.predicted_label.value, c.predicted_confidence or 0.0)
+        if c.predicted_label is not None
+        else None
+        for c in candidates
+    ]
+    return flip_scores(
+        predictions,
+        [c.original.label.value for c in candidates],
+        [c.intended_label.value if c.intended_label else None for c in candidates],
+    )
 
 
 def _unit_create(campaign: Campaign, candidates: list[Candidate]) -> LabelingUnit:

@@ -24,6 +24,11 @@ urlpatterns = [
         name="api-decision-list",
     ),
     path(
+        "campaigns/<int:campaign_id>/decisions/confirm/",
+        apis.DecisionsConfirmApi.as_view(),
+        name="api-decisions-confirm",
+    ),
+    path(
         "campaigns/<int:campaign_id>/decisions/apply/",
         apis.DecisionsApplyApi.as_view(),
         name="api-decisions-apply",

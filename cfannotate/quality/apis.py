@@ -10,10 +10,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from cfannotate.campaigns.selectors import campaign_get_for_owner
 from cfannotate.core.api_lists import choice_param, paginated_response
 from cfannotate.core.exceptions import NotFound
-from cfannotate.quality.decisions import decision_update, decisions_apply
+from cfannotate.quality.decisions import (
+    decision_update,
+    decisions_apply,
+    decisions_confirm_proposed,
+)
 from cfannotate.quality.models import DecisionAction, DecisionState, WorkerDecision
 from cfannotate.quality.selectors import (
     LABEL_STATES,
@@ -130,7 +133,7 @@ class ReportSerializer(serializers.Serializer):
 class QualityReportApi(APIView):
     @extend_schema(responses=ReportSerializer)
     def get(self, request: Request, campaign_id: int) -> Response:
-        campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        campaign = self.campaign
         return Response(ReportSerializer(quality_report(campaign)).data)
 
 
@@ -148,7 +151,7 @@ class QualityRefreshApi(APIView):
 
     @extend_schema(request=None, responses=OutputSerializer)
     def post(self, request: Request, campaign_id: int) -> Response:
-        campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        campaign = self.campaign
         return Response(self.OutputSerializer(quality_refresh(campaign=campaign)).data)
 
 
@@ -183,7 +186,7 @@ class DecisionListApi(APIView):
         responses=DecisionSerializer(many=True),
     )
     def get(self, request: Request, campaign_id: int) -> Response:
-        campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        campaign = self.campaign
         state = choice_param(request, "state", DecisionState.values)
         return paginated_response(
             self, request, decisions_for(campaign, state=state), DecisionSerializer
@@ -206,7 +209,7 @@ class DecisionUpdateApi(APIView):
 
     @extend_schema(request=InputSerializer, responses=DecisionSerializer)
     def post(self, request: Request, campaign_id: int, decision_id: int) -> Response:
-        campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        campaign = self.campaign
         decision = WorkerDecision.objects.filter(campaign=campaign, id=decision_id).first()
         if decision is None:
             raise NotFound(f"No decision {decision_id} in this campaign.")
@@ -216,6 +219,20 @@ class DecisionUpdateApi(APIView):
             decision=decision, user=request.user, **serializer.validated_data
         )
         return Response(DecisionSerializer(decision).data)
+
+
+class DecisionsConfirmApi(APIView):
+    """Confirm every proposal the filters made and nobody has touched ("accept them all")."""
+
+    @extend_schema_serializer(component_name="DecisionsConfirmOutput")
+    class OutputSerializer(serializers.Serializer):
+        confirmed = serializers.IntegerField()
+
+    @extend_schema(request=None, responses=OutputSerializer)
+    def post(self, request: Request, campaign_id: int) -> Response:
+        campaign = self.campaign
+        confirmed = decisions_confirm_proposed(campaign=campaign, user=request.user)
+        return Response({"confirmed": confirmed})
 
 
 class DecisionsApplyApi(APIView):
@@ -228,7 +245,7 @@ class DecisionsApplyApi(APIView):
 
     @extend_schema(request=None, responses=OutputSerializer)
     def post(self, request: Request, campaign_id: int) -> Response:
-        campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        campaign = self.campaign
         applied, failed = decisions_apply(campaign=campaign)
         return Response({"applied": applied, "failed": failed})
 
@@ -269,7 +286,7 @@ class CandidateLabelListApi(APIView):
         responses=CandidateLabelSerializer(many=True),
     )
     def get(self, request: Request, campaign_id: int) -> Response:
-        campaign = campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
+        campaign = self.campaign
         state = choice_param(request, "state", LABEL_STATES)
         labels = kept_labels_for(campaign, state=state)
         return paginated_response(self, request, labels, CandidateLabelSerializer)

@@ -41,6 +41,49 @@ class Marker:
 
 
 @dataclass(frozen=True)
+class Level:
+    """A horizontal line across the plot, e.g. the share of gold a worker must get right."""
+
+    y: float
+    label: str
+
+
+@dataclass(frozen=True)
+class Point:
+    """One dot of a scatter plot; `count` dots that fall on one place are drawn larger."""
+
+    x: float
+    y: float
+    title: str
+    series: int = 0
+    count: int = 1
+
+    @property
+    def radius(self) -> float:
+        return 4 + 1.5 * min(self.count - 1, 4)
+
+
+@dataclass(frozen=True)
+class Region:
+    """A shaded rectangle, e.g. where the C.2 rule keeps a worker."""
+
+    x: float
+    y: float
+    width: float
+    height: float
+    title: str
+
+
+@dataclass(frozen=True)
+class DataTable:
+    """The chart's numbers as a table: what a reader without the picture gets."""
+
+    caption: str
+    columns: list[str]
+    rows: list[list[str]]
+
+
+@dataclass(frozen=True)
 class Chart:
     title: str
     description: str  # what a screen reader says instead of the picture
@@ -58,6 +101,10 @@ class Chart:
     top: int = TOP
     plot_width: int = PLOT_WIDTH
     plot_height: int = PLOT_HEIGHT
+    points: list[Point] = field(default_factory=list)
+    levels: list[Level] = field(default_factory=list)
+    regions: list[Region] = field(default_factory=list)
+    table: DataTable | None = None
 
     @property
     def bottom(self) -> int:
@@ -69,7 +116,7 @@ class Chart:
 
     @property
     def empty(self) -> bool:
-        return not self.bars
+        return not self.bars and not self.points
 
 
 def _nice_step(top: float, ticks: int = 4) -> float:
@@ -102,11 +149,13 @@ def round_time_chart(seconds: Sequence[float], *, threshold: float) -> Chart:
     ceiling, y_ticks = _count_ticks(max(counts, default=0))
     width = PLOT_WIDTH / (bins + 1)
     bars = []
+    rows = []
     for index, count in enumerate(counts):
         if not count:
             continue
         low = index * bin_width
         span = f"{low:.0f} to {low + bin_width:.0f} s" if index < bins else f"{low:.0f} s or more"
+        rows.append([span, str(count), "slower" if low + bin_width > threshold else "at or below"])
         height = PLOT_HEIGHT * count / ceiling
         bars.append(
             Bar(
@@ -133,6 +182,11 @@ def round_time_chart(seconds: Sequence[float], *, threshold: float) -> Chart:
         y_ticks=y_ticks,
         markers=[Marker(LEFT + (threshold / bin_width) * width, f"{threshold:g} s")],
         legend=[(0, "slower than the threshold"), (1, "at or below it")],
+        table=DataTable(
+            f"Rounds by seconds taken; the threshold is {threshold:g} s",
+            ["Seconds", "Rounds", "Against the threshold"],
+            rows,
+        ),
     )
 
 
@@ -167,6 +221,11 @@ def gold_chart(results: Sequence[tuple[int, int, bool]]) -> Chart:
                     series=0 if qualified else 1,
                 )
             )
+    rows = [
+        [str(right), str(counts[(right, True)]), str(counts[(right, False)])]
+        for right in range(most + 1)
+        if per_column[right]
+    ]
     return Chart(
         title="Gold counterfactuals right",
         description=f"{len(results)} workers; {sum(1 for r in results if r[2])} kept.",
@@ -176,6 +235,11 @@ def gold_chart(results: Sequence[tuple[int, int, bool]]) -> Chart:
         x_ticks=[Tick(LEFT + right * width + width / 2, str(right)) for right in range(most + 1)],
         y_ticks=y_ticks,
         legend=[(0, "kept"), (1, "filtered out")],
+        table=DataTable(
+            "Workers by gold counterfactuals labeled right",
+            ["Gold right", "Workers kept", "Workers filtered out"],
+            rows,
+        ),
     )
 
 
@@ -206,7 +270,7 @@ def label_chart(
                 )
             )
             left += share
-        y_ticks.append(Tick(top + height / 2 + 4, name))
+        y_ticks.append(Tick(top + height / 2 + 4, _short(name)))
     return Chart(
         title="Label distribution",
         description="Share of each label: all workers first, then the workers who differ most.",
@@ -221,4 +285,253 @@ def label_chart(
         y_tick_x=LEFT + 54,
         height=TOP + plot_height + BOTTOM,
         plot_height=plot_height,
+        table=DataTable(
+            "Share of each label",
+            ["Who", *labels],
+            [
+                [name, *(f"{dict(shares).get(label, 0.0):.0%}" for label in labels)]
+                for name, shares in rows
+            ],
+        ),
+    )
+
+
+def _short(name: str, limit: int = 14) -> str:
+    """A tick label that fits the margin; the table beside the chart has the whole name."""
+    return name if len(name) <= limit else name[: limit - 1] + "…"
+
+
+def _percent_ticks(top: float, height: float) -> list[Tick]:
+    return [Tick(top + height * (1 - share), f"{share:.0%}") for share in (0, 0.25, 0.5, 0.75, 1)]
+
+
+@dataclass(frozen=True)
+class WorkerStanding:
+    """One worker on the C.2 scatter plot."""
+
+    name: str
+    median_seconds: float | None
+    gold_correct: int
+    gold_total: int
+    qualified: bool
+
+
+def worker_chart(
+    workers: Sequence[WorkerStanding], *, min_seconds: float, min_gold_share: float
+) -> Chart:
+    """Each worker's median time per round against their share of gold right, with the
+    C.2 thresholds: kept in the shaded corner, or anywhere on the top line (all gold right)."""
+    title = "Workers against the C.2 thresholds"
+    drawn = [w for w in workers if w.median_seconds is not None and w.gold_total]
+    table = DataTable(
+        f"Each worker's median time per round and gold right; kept above {min_seconds:g} s "
+        f"with at least {min_gold_share:.0%} of gold right, or with all gold right",
+        ["Worker", "Median s per round", "Gold right", "Share right", "Verdict"],
+        [
+            [
+                w.name,
+                f"{w.median_seconds:.1f}" if w.median_seconds is not None else "no rounds",
+                f"{w.gold_correct}/{w.gold_total}" if w.gold_total else "no gold yet",
+                f"{w.gold_correct / w.gold_total:.0%}" if w.gold_total else "",
+                "kept" if w.qualified else "filtered out",
+            ]
+            for w in workers
+        ],
+    )
+    if not drawn:
+        return Chart(title, "No worker has answered a gold round yet.", "", "", [], [], [])
+    last = max(60.0, min_seconds * 3)  # slower workers sit on the right edge
+
+    def x_of(seconds: float) -> float:
+        return LEFT + PLOT_WIDTH * min(seconds, last) / last
+
+    def y_of(share: float) -> float:
+        return TOP + PLOT_HEIGHT * (1 - share)
+
+    places: dict[tuple[int, int, int], list[WorkerStanding]] = {}
+    for worker in drawn:
+        share = worker.gold_correct / worker.gold_total
+        key = (round(x_of(worker.median_seconds)), round(y_of(share)), 0 if worker.qualified else 1)
+        places.setdefault(key, []).append(worker)
+    points = []
+    for (x, y, series), group in places.items():
+        names = ", ".join(w.name for w in group[:5]) + (" and others" if len(group) > 5 else "")
+        first = group[0]
+        verdict = "kept" if series == 0 else "filtered out"
+        points.append(
+            Point(
+                x=x,
+                y=y,
+                title=(
+                    f"{names}: {first.median_seconds:.1f} s median, "
+                    f"{first.gold_correct}/{first.gold_total} gold right, {verdict}"
+                ),
+                series=series,
+                count=len(group),
+            )
+        )
+    kept = sum(1 for w in drawn if w.qualified)
+    unplaced = len(workers) - len(drawn)
+    return Chart(
+        title=title,
+        description=(
+            f"{len(drawn)} workers drawn, {kept} kept"
+            + (
+                f"; {unplaced} without gold answers or timed rounds only in the table."
+                if unplaced
+                else "."
+            )
+        ),
+        x_label=f"median seconds per round ({last:g} or more at the right edge)",
+        y_label="share of gold right",
+        bars=[],
+        x_ticks=[Tick(x_of(value), f"{value:.0f}") for value in range(0, int(last) + 1, 15)],
+        y_ticks=_percent_ticks(TOP, PLOT_HEIGHT),
+        markers=[Marker(x_of(min_seconds), f"{min_seconds:g} s")],
+        levels=[Level(y_of(min_gold_share), f"{min_gold_share:.0%}")],
+        regions=[
+            Region(
+                x=x_of(min_seconds),
+                y=TOP,
+                width=LEFT + PLOT_WIDTH - x_of(min_seconds),
+                height=y_of(min_gold_share) - TOP,
+                title="Kept: slower than the time threshold and enough gold right",
+            )
+        ],
+        points=sorted(points, key=lambda point: -point.count),  # small dots stay on top
+        legend=[(0, "kept"), (1, "filtered out")],
+        table=table,
+    )
+
+
+def position_chart(
+    positions: Sequence[tuple[int, dict[str, int]]], *, labels: Sequence[str]
+) -> Chart:
+    """Stacked bars of label shares per round position: a crowd that tires or games the
+    task drifts towards one label late in an assignment."""
+    title = "Labels by round position"
+    if not positions:
+        return Chart(title, "No real round submitted yet.", "", "", [], [], [])
+    width = PLOT_WIDTH / len(positions)
+    bars = []
+    rows = []
+    for index, (position, counts) in enumerate(positions):
+        total = sum(counts.values())
+        rows.append(
+            [str(position), str(total)]
+            + [f"{counts.get(label, 0) / total:.0%}" if total else "" for label in labels]
+        )
+        base = TOP + PLOT_HEIGHT
+        for series, label in enumerate(labels):
+            share = counts.get(label, 0) / total if total else 0.0
+            if share <= 0:
+                continue
+            height = PLOT_HEIGHT * share
+            base -= height
+            bars.append(
+                Bar(
+                    x=LEFT + index * width + width * 0.1,
+                    y=base,
+                    width=max(width * 0.8, 1),
+                    height=height,
+                    title=f"Round {position}: {share:.0%} {label} of {total} judgment(s)",
+                    series=series % 4,
+                )
+            )
+    every = max(1, math.ceil(len(positions) / 12))
+    return Chart(
+        title=title,
+        description=(
+            f"Share of each label in real rounds at each position, {len(positions)} positions."
+        ),
+        x_label="round position in the assignment",
+        y_label="share of labels",
+        bars=bars,
+        x_ticks=[
+            Tick(LEFT + (index + 0.5) * width, str(position))
+            for index, (position, _) in enumerate(positions)
+            if index % every == 0
+        ],
+        y_ticks=_percent_ticks(TOP, PLOT_HEIGHT),
+        legend=[(series % 4, label) for series, label in enumerate(labels)],
+        table=DataTable(
+            "Share of each label by round position (real rounds)",
+            ["Position", "Judgments", *labels],
+            rows,
+        ),
+    )
+
+
+AGREEMENT_MEASURES = (
+    ("raw", "raw agreement"),
+    ("fleiss_kappa", "Fleiss' kappa"),
+    ("krippendorff_alpha", "Krippendorff's alpha"),
+)
+
+
+def agreement_chart(rows: Sequence[tuple[str, object]]) -> Chart:
+    """Horizontal bars of raw agreement, Fleiss' kappa and Krippendorff's alpha per row of
+    the agreement table (`(name, Agreement)`); an undefined statistic draws nothing."""
+    title = "Agreement"
+    values = [
+        (name, [(label, getattr(a, attribute)) for attribute, label in AGREEMENT_MEASURES], a)
+        for name, a in rows
+    ]
+    numbers = [value for _, measures, _ in values for _, value in measures if value is not None]
+    table = DataTable(
+        "Agreement on counterfactuals judged at least twice",
+        ["On", "Items", *(label for _, label in AGREEMENT_MEASURES)],
+        [
+            [name, str(a.items)]
+            + [f"{value:.3f}" if value is not None else "undefined" for _, value in measures]
+            for name, measures, a in values
+        ],
+    )
+    if not numbers:
+        return Chart(title, "No counterfactual judged twice yet.", "", "", [], [], [], table=table)
+    low = min(0.0, math.floor(min(numbers) * 2) / 2)  # down to -0.5 or -1 when needed
+    offset = 170  # room for the row names
+    span = PLOT_WIDTH - offset
+
+    def x_of(value: float) -> float:
+        return LEFT + offset + span * (value - low) / (1 - low)
+
+    group = 3 * 12 + 10
+    bars = []
+    y_ticks = []
+    for index, (name, measures, _) in enumerate(values):
+        top = TOP + index * group
+        y_ticks.append(Tick(top + group / 2 - 3, _short(name, 30)))
+        for series, (label, value) in enumerate(measures):
+            if value is None:
+                continue
+            left, right = sorted((x_of(0.0), x_of(value)))
+            bars.append(
+                Bar(
+                    x=left,
+                    y=top + series * 12 + 2,
+                    width=max(right - left, 1),
+                    height=10,
+                    title=f"{name}: {label} {value:.3f}",
+                    series=series,
+                )
+            )
+    plot_height = group * len(values)
+    ticks = sorted({low, 0.0, 0.5, 1.0})
+    return Chart(
+        title=title,
+        description=(
+            "1 is full agreement and 0 what chance would give; below 0 is worse than chance."
+        ),
+        x_label="",
+        y_label="",
+        bars=bars,
+        x_ticks=[Tick(x_of(value), f"{value:g}") for value in ticks],
+        y_ticks=y_ticks,
+        markers=[Marker(x_of(0.0), "0")] if low < 0 else [],
+        legend=[(series, label) for series, (_, label) in enumerate(AGREEMENT_MEASURES)],
+        y_tick_x=LEFT + offset - 6,
+        height=TOP + plot_height + BOTTOM,
+        plot_height=plot_height,
+        table=table,
     )

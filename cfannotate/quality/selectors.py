@@ -46,6 +46,8 @@ class QualityReport:
     campaign_label_shares: list[tuple[str, float]]
     gold_coverage: GoldCoverage
     effects: "FilterEffects"
+    # Real-round labels by round position (1..N): does a crowd drift as an assignment goes on?
+    position_label_counts: list[tuple[int, dict[str, int]]] = field(default_factory=list)
 
     @property
     def agreements(self) -> list[tuple[str, Agreement]]:
@@ -87,6 +89,25 @@ def _agreements(campaign: Campaign, qualified: set[int]) -> tuple[Agreement, ...
         agreement(list(labels_qualified.values())),
         agreement(list(validity.values())),
     )
+
+
+def position_label_counts(campaign: Campaign) -> list[tuple[int, dict[str, int]]]:
+    """Submitted real-round labels counted by round position, in position order."""
+    counts: dict[int, dict[str, int]] = defaultdict(dict)
+    rows = (
+        Judgment.objects.filter(
+            round__assignment__campaign=campaign,
+            round__kind=RoundKind.REAL,
+            round__submitted_at__isnull=False,
+            label__isnull=False,
+        )
+        .values_list("round__position", "label__value")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    for position, label, n in rows:
+        counts[position][label] = counts[position].get(label, 0) + n
+    return sorted(counts.items())
 
 
 def quality_report(campaign: Campaign) -> QualityReport:
@@ -157,6 +178,7 @@ def quality_report(campaign: Campaign) -> QualityReport:
         campaign_label_shares=_shares(dict(everyone), label_values),
         gold_coverage=gold_coverage(campaign),
         effects=filter_effects(campaign),
+        position_label_counts=position_label_counts(campaign),
     )
 
 

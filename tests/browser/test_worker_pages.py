@@ -4,7 +4,7 @@ feedback, rounds by mouse and by keyboard, a reload in the middle, the completio
 import pytest
 from django.urls import reverse
 
-from cfannotate.crowd.tokens import join_token
+from cfannotate.core.worker_tokens import join_token
 from cfannotate.labeling.models import Assignment, AssignmentState, Judgment, Round
 from tests.factories import make_labeling_campaign
 

@@ -2,6 +2,7 @@ import pytest
 from django.db import DatabaseError
 from rest_framework.test import APIClient
 
+from cfannotate.campaigns.generator_settings import generator_entries
 from cfannotate.campaigns.models import Campaign, CampaignLabel
 from tests.factories import make_campaign, make_original
 
@@ -149,6 +150,42 @@ def test_create_and_update_name_the_bad_generator_option(api_client, other_resea
         f"/api/campaigns/{theirs.id}/update/", {"settings": {"generators": []}}, format="json"
     )
     assert refused.status_code == 404
+
+
+# The settings page sends targeting through the same validator (test_forms_and_pages).
+@pytest.mark.parametrize(
+    ("targeting", "field", "message"),
+    [
+        ({"code": "lexical"}, "targeting.code", "Choose the slices this control code targets."),
+        ({"slices": ["preposition"], "code": "teleport"}, "targeting.code", "unknown control"),
+        ({"slices": ["nowhere"]}, "targeting.slices", "Invalid targeting"),
+        ({"slices": ["preposition"], "codes": "lexical"}, "targeting.codes", "Not a targeting"),
+    ],
+)
+def test_update_refuses_targeting_it_would_not_use(api_client, campaign, targeting, field, message):
+    before = Campaign.objects.values().get(pk=campaign.pk)
+    response = api_client.patch(
+        f"/api/campaigns/{campaign.id}/update/",
+        {"settings": {"targeting": targeting}},
+        format="json",
+    )
+    assert response.status_code == 400
+    assert message in " ".join(response.json()["fields"][field])
+    assert Campaign.objects.values().get(pk=campaign.pk) == before
+
+
+def test_update_keeps_a_targeted_code_with_its_slices(api_client, campaign):
+    targeting = {"slices": ["preposition"], "code": "lexical"}
+    response = api_client.patch(
+        f"/api/campaigns/{campaign.id}/update/",
+        {"settings": {"targeting": targeting}},
+        format="json",
+    )
+    assert response.status_code == 200
+    campaign.refresh_from_db()
+    assert campaign.targeting == targeting
+    (entry,) = generator_entries(campaign)
+    assert entry.options["slices"] == ["preposition"] and entry.options["slice_code"] == "lexical"
 
 
 # Infinity and NaN: JSON reads 1e999 as infinity, and a numeric field reads "NaN" or "inf".

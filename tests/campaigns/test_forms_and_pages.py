@@ -374,3 +374,11 @@ def test_engine_options_belong_to_their_section_not_the_json(client, researcher,
     response = _save(client, campaign, options_polyjuice='{"engine": "server", "seed": 1}')
     assert response.status_code == 400
     assert "Set engine in the Generation engine section." in response.content.decode()
+
+
+def test_a_campaign_name_that_ends_with_a_period_is_not_followed_by_another(client, researcher):
+    client.force_login(researcher)
+    response = client.post("/campaigns/new/", {"name": "Pilot v2.", "task_type": "sentiment"})
+    assert response.status_code == 302
+    page = client.get(response["Location"]).content.decode()
+    assert "Created Pilot v2. Upload its dataset" in page and "v2.." not in page

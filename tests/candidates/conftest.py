@@ -19,11 +19,17 @@ def scripted(monkeypatch):
 
     def fake(lm, prompts, budgets, config, **kwargs):
         answers = {"[BLANK]": "It is not great for kids. [ANSWER]"}
-        return [
-            [answers.get(p.own.split("] ", 1)[-1].removesuffix(" [SEP]"), "not [ANSWER]")]
-            * config.per_prompt
-            for p in prompts
-        ]
+
+        def answer(prompt) -> str:
+            # Label-directed prompts (generation.label_directed): a quoted replacement, or
+            # a rewrite begun with x's first word.
+            if prompt.own.endswith('"'):
+                return 'not so"'
+            if "]: " in prompt.own:
+                return " is not great for kids."
+            return answers.get(prompt.own.split("] ", 1)[-1].removesuffix(" [SEP]"), "not [ANSWER]")
+
+        return [[answer(p)] * config.per_prompt for p in prompts]
 
     monkeypatch.setattr("generation.engines.loop.generate_continuations", fake)
 

@@ -2,8 +2,9 @@
 
 import pytest
 
+from cfannotate.campaigns import generator_settings
+from cfannotate.campaigns.generator_settings import entries_from_settings
 from cfannotate.candidates import adapter
-from cfannotate.candidates.adapter import entries_from_settings
 from cfannotate.core.exceptions import InvalidInput
 from generation.edits import Edit
 from generation.postprocess import AnnotatedCandidate
@@ -214,11 +215,11 @@ def test_the_key_variable_must_be_one_the_site_allows(settings):
     assert set(fields) == {"generators[0].server_api_key_env"}
 
 
-def test_the_settings_page_choices_and_defaults(site_server):
-    engines, apis = adapter.engine_choices()
+def test_the_settings_page_choices_and_defaults(site_server, db):  # facts in the db cache
+    engines, apis = generator_settings.engine_choices()
     assert [name for name, _ in engines] == ["auto", "loop", "continuous", "server"]
     assert [name for name, _ in apis] == ["auto", "completions", "chat"]
-    defaults = adapter.engine_defaults()
+    defaults = generator_settings.engine_defaults()
     assert defaults["engine"] == "server" and defaults["server_model"] == "org/site-model"
     assert defaults["server_retries"] == 3  # the generator's own, where the site sets none
 

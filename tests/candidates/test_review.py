@@ -7,7 +7,6 @@ from cfannotate.candidates.review import (
     candidate_accept,
     candidate_edit,
     candidate_reject,
-    candidates_promote_to_gold,
     candidates_review,
 )
 from cfannotate.core.exceptions import Conflict, InvalidInput, NotFound
@@ -26,6 +25,7 @@ from cfannotate.labeling.models import (
     RoundKind,
     UnitItem,
 )
+from cfannotate.labeling.promotion import candidates_promote_to_gold
 from cfannotate.labeling.units import units_create_from_selection
 from tests.factories import (
     make_assignment,

@@ -3,6 +3,7 @@ nothing twice."""
 
 import pytest
 
+from cfannotate.campaigns import generator_settings
 from cfannotate.campaigns.models import Campaign, Original
 from cfannotate.candidates import adapter
 from cfannotate.candidates.models import Candidate, CandidateStatus
@@ -107,7 +108,7 @@ def test_settings_follow_the_campaign(researcher):
             ],
         },
     )
-    (entry,) = adapter.generator_entries(campaign)
+    (entry,) = generator_settings.generator_entries(campaign)
     generator = entry.load()
     assert generator.settings.model == "/models/polyjuice"
     polyjuice = generator.settings.polyjuice()
@@ -154,18 +155,6 @@ def test_targeting_with_an_unknown_slice_is_refused(researcher):
     with pytest.raises(InvalidInput, match="Invalid generator settings") as caught:
         make_campaign(owner=researcher, settings={"targeting": {"slices": ["sarcasm"]}})
     assert "Invalid targeting" in caught.value.fields["targeting.slices"][0]
-
-
-def test_originals_are_tagged_with_their_slices(campaign):
-    from cfannotate.candidates.services import originals_tag_slices
-
-    make_original(campaign, text="We may not see two dogs in Paris.")
-    assert originals_tag_slices(campaign=campaign) == 2
-    tags = dict(campaign.originals.values_list("text", "slice_tags"))
-    assert {"modal_verb", "negation", "quantifier_or_number", "named_entity"} <= set(
-        tags["We may not see two dogs in Paris."]
-    )
-    assert "preposition" in tags["It is great for kids."]
 
 
 def test_two_generators_each_record_what_they_made(two_generator_campaign, tiny_lm):

@@ -187,7 +187,7 @@ def test_upload_form_shows_row_errors_in_place(client, researcher, import_campai
     url = reverse("candidate-import", args=[import_campaign.id])
     bad = _upload(b"original_id,text\ns01,It is great for kids.\n<script>s77</script>,x\n")
     response = client.post(url, {"file": bad}, HTTP_HX_REQUEST="true")
-    assert response.status_code == 200  # htmx swaps only 2xx responses
+    assert response.status_code == 400  # htmx swaps 4xx answers (base.html responseHandling)
     html = response.content.decode()
     assert 'id="candidate-import"' in html and 'role="alert"' in html
     assert "<strong>row 2</strong>: text: The same as the original" in html

@@ -9,7 +9,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from cfannotate.core.throttles import FailureLimit, retry_message
-from cfannotate.crowd.tokens import join_token
+from cfannotate.core.worker_tokens import join_token
 from tests.factories import make_labeling_campaign, make_user
 
 pytestmark = pytest.mark.usefixtures("rate_limits")

@@ -3,9 +3,9 @@ import pytest
 from botocore.stub import Stubber
 from django.urls import reverse
 
+from cfannotate.core.worker_tokens import entry_token
 from cfannotate.crowd.models import MTurkHit, Platform, Publication
 from cfannotate.crowd.providers import mturk
-from cfannotate.crowd.tokens import entry_token
 from tests.crowd import fake_prolific
 from tests.factories import make_labeling_campaign
 

@@ -7,6 +7,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from cfannotate.core.worker_tokens import assignment_token_read
 from cfannotate.crowd.models import (
     ActionOutcome,
     BlockScope,
@@ -16,7 +17,6 @@ from cfannotate.crowd.models import (
     WorkerBlock,
     WorkerStatus,
 )
-from cfannotate.crowd.tokens import assignment_token_read
 from cfannotate.labeling.models import Assignment, AssignmentState
 from cfannotate.quality.models import DecisionAction, WorkerDecision
 from tests.crowd.conftest import entry_path, finish, make_prolific_publication

@@ -208,3 +208,105 @@ def test_personal_links_are_the_owners_only_and_refuse_bad_input(owner, campaign
     missing = owner.post(_url("crowd-personal-link-revoke", campaign, other_campaigns.id))
     assert missing.status_code == 404 and "No personal link" in missing.text
     assert not PersonalLink.objects.filter(revoked_at__isnull=False).exists()
+
+
+PROLIFIC_FORM = {"name": "Study", "description": "Judge", "places": "900", "reward_cents": "10",
+                 "minutes": "10"}  # fmt: skip
+MTURK_FORM = {"title": "Judge sentences", "description": "Judge edited sentences.",
+              "keywords": "text", "reward": "1.20", "assignments": "4",
+              "assignments_per_hit": "9", "assignment_minutes": "60", "auto_approve_days": "3",
+              "lifetime_days": "7", "frame_height": "800", "sandbox": "on", "locale": "us",
+              "min_approval_percent": "97", "min_approved_hits": "1000"}  # fmt: skip
+
+
+def _alert(html):
+    return re.search(r'<div class="error" role="alert" id="platform-error">(.*?)</div>', html, re.S)
+
+
+def test_a_prolific_400_is_said_in_the_page_in_words_with_what_to_fix(owner, campaign, prolific):
+    prolific.refuse["studies"] = (
+        400,
+        {
+            "error": {
+                "status": 400,
+                "title": "Bad Request",
+                "detail": {
+                    "reward": ["Reward is below the minimum pay of 6.00 GBP per hour"],
+                    "total_available_places": ["Ensure this value is at most 500."],
+                },
+            }
+        },
+    )
+    url = _url("crowd-prolific-study", campaign)
+    response = owner.post(url, PROLIFIC_FORM, headers=HTMX)
+    assert response.status_code == 502
+    assert "<html" not in response.text and 'id="platforms-block"' in response.text
+    alert = _alert(response.text).group(1)
+    assert "reward: Reward is below the minimum pay of 6.00 GBP per hour." in alert
+    assert "total_available_places: Ensure this value is at most 500." in alert
+    assert "{" not in alert and "[" not in alert  # words, not a Python dict
+    assert "What to fix:</strong> Change Reward (cents or pence), Places in" in alert
+    assert Publication.objects.get().status == "failed"
+    # Without htmx the whole page comes back, styled, with the same words.
+    prolific.refuse["studies"] = (500, {"error": {"detail": "Internal error"}})
+    page = owner.post(url, PROLIFIC_FORM)
+    assert page.status_code == 502 and "<html" in page.text and "css/cfannotate.css" in page.text
+    alert = _alert(page.text).group(1)
+    assert "Internal error." in alert and "Prolific had a problem on its side" in alert
+
+
+def test_an_unconfigured_prolific_says_which_setting_to_set(owner, campaign, settings):
+    settings.CROWD_PROLIFIC_TOKEN = ""
+    response = owner.post(_url("crowd-prolific-study", campaign), PROLIFIC_FORM, headers=HTMX)
+    assert response.status_code == 502
+    alert = _alert(response.text).group(1)
+    assert "CFANNOTATE_PROLIFIC_TOKEN is not set" in alert and "API tokens" in alert
+
+
+def test_an_mturk_sandbox_error_is_said_in_the_page_with_what_to_fix(owner, campaign, mturk_stub):
+    mturk_stub.add_client_error(
+        "create_hit_type",
+        service_error_code="RequestError",
+        service_message="Your AWS account must be linked to your MTurk requester account.",
+        http_status_code=400,
+    )
+    response = owner.post(_url("crowd-mturk-publish", campaign), MTURK_FORM, headers=HTMX)
+    assert response.status_code == 502
+    alert = _alert(response.text).group(1)
+    assert "MTurk refused CreateHITType: Your AWS account must be linked" in alert
+    assert "What to fix:" in alert and "requestersandbox.mturk.com" in alert
+    assert PlatformAction.objects.get(action="publish").outcome == "failed"
+
+
+def test_an_unexpected_platform_answer_is_an_error_in_the_page_not_a_crash(
+    owner, campaign, mturk_stub
+):
+    mturk_stub.add_response("create_hit_type", {"HITTypeId": "HT"})
+    mturk_stub.add_response("create_hit_with_hit_type", {"HIT": {}})  # no HITId
+    response = owner.post(_url("crowd-mturk-publish", campaign), MTURK_FORM, headers=HTMX)
+    assert response.status_code == 502
+    alert = _alert(response.text).group(1)
+    assert "answered in a way cfannotate did not expect (KeyError)" in alert
+    assert "Sync the status" in alert
+
+
+def test_platform_error_text_is_escaped(owner, campaign, mturk_stub):
+    mturk_stub.add_client_error(
+        "create_hit_type",
+        service_error_code="RequestError",
+        service_message="<script>alert(1)</script>",
+        http_status_code=400,
+    )
+    response = owner.post(_url("crowd-mturk-publish", campaign), MTURK_FORM, headers=HTMX)
+    assert "<script>alert(1)</script>" not in response.text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in response.text
+
+
+def test_error_pages_and_the_platforms_page_are_styled_and_keep_whole_pages_out_of_blocks(
+    owner, campaign
+):
+    missing = owner.get("/campaigns/999999/platforms/")
+    assert missing.status_code == 404 and "css/cfannotate.css" in missing.text
+    assert "request_errors.js" in missing.text
+    page = owner.get(_url("crowd-platforms", campaign))
+    assert "js/platforms.js" in page.text  # 5xx fragments swap on the standalone page too

@@ -11,6 +11,7 @@ from django.test import Client
 from django.urls import reverse
 
 from cfannotate.core.exceptions import Conflict, InvalidInput
+from cfannotate.core.worker_tokens import assignment_token_read, worker_token
 from cfannotate.crowd import review
 from cfannotate.crowd.models import (
     ActionOutcome,
@@ -27,7 +28,6 @@ from cfannotate.crowd.models import (
 from cfannotate.crowd.providers import NotVerified, PlatformError, mturk
 from cfannotate.crowd.providers.mturk import MTurkOptions, answer_fields, external_question
 from cfannotate.crowd.publishing import entry_url, mturk_publish, platform_sync
-from cfannotate.crowd.tokens import assignment_token_read, worker_token
 from cfannotate.labeling.assignments import assignment_return
 from cfannotate.labeling.models import Assignment, AssignmentState, LabelingUnit
 from tests.crowd.conftest import (
@@ -641,7 +641,9 @@ def test_an_unreachable_mturk_is_one_clear_error(submitted, monkeypatch):
     report = platform_sync(campaign=submitted.campaign)
     assert report.problems == [
         "Amazon Mechanical Turk: MTurk could not be reached for GetHIT "
-        "(EndpointConnectionError). Nothing was changed; try again later."
+        "(EndpointConnectionError). Nothing was changed; try again later. What to fix: "
+        "Check that this server can reach MTurk's requester endpoint over HTTPS "
+        "(mturk-requester[-sandbox].us-east-1.amazonaws.com), then try again."
     ]
 
 

@@ -7,6 +7,7 @@ from django.test import Client
 from django.urls import reverse
 
 from cfannotate.core.exceptions import InvalidInput
+from cfannotate.core.worker_tokens import assignment_token_read, worker_token
 from cfannotate.crowd import review
 from cfannotate.crowd.models import (
     ActionOutcome,
@@ -22,7 +23,6 @@ from cfannotate.crowd.providers import NotVerified, PlatformError
 from cfannotate.crowd.providers.prolific import ProlificOptions
 from cfannotate.crowd.providers.prolific_api import ProlificClient
 from cfannotate.crowd.publishing import entry_url, platform_sync, prolific_study_create
-from cfannotate.crowd.tokens import assignment_token_read, worker_token
 from cfannotate.labeling.models import Assignment, AssignmentState, LabelingUnit
 from tests.crowd.conftest import entry_path, finish, make_prolific_publication
 
@@ -317,3 +317,37 @@ def test_the_client_never_sends_the_token_to_another_host(prolific):
     prolific.url = "http://elsewhere.example/api/v1/"  # its next-page links now point away
     with pytest.raises(PlatformError, match="another host"):
         ProlificClient().submissions(STUDY)
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "said", "fix"),
+    [
+        (
+            400,
+            {"error": {"detail": ["Too many places.", "Bad URL"]}},
+            "Too many places. Bad URL.",
+            "",
+        ),
+        (400, {"detail": {"name": "required"}}, "(400): name: required.", ""),
+        (502, "<html><body><h1>Bad gateway</h1></body></html>", "(502): Bad Gateway", "its side"),
+        (403, {"error": {"title": "Forbidden"}}, "(403): Forbidden.", "workspace"),
+        (429, {"detail": "Slow down"}, "Slow down.", "wait a minute"),
+    ],
+)
+def test_prolific_refusals_are_sentences_with_what_to_fix(monkeypatch, status, body, said, fix):
+    import httpx
+
+    def answer(method, url, **kwargs):
+        request = httpx.Request(method, url)
+        if isinstance(body, str):
+            return httpx.Response(status, text=body, request=request)
+        return httpx.Response(status, json=body, request=request)
+
+    monkeypatch.setattr(httpx, "request", answer)
+    client = ProlificClient(base_url="https://api.prolific.example/api/v1/", token="t")
+    with pytest.raises(PlatformError) as caught:
+        client.study_get("a" * 24)
+    assert said in caught.value.message
+    assert "<" not in caught.value.message and "{" not in caught.value.message
+    assert ".." not in caught.value.message
+    assert fix in caught.value.fix

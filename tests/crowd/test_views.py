@@ -10,14 +10,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from cfannotate.campaigns.models import Campaign
-from cfannotate.crowd.models import PersonalLink, Worker
-from cfannotate.crowd.services import (
-    invitation_link_close,
-    invitation_link_create,
-    personal_link_create,
-    personal_link_revoke,
-)
-from cfannotate.crowd.tokens import (
+from cfannotate.core.worker_tokens import (
     PERSONAL_LINK_SALT,
     assignment_token_read,
     join_token,
@@ -25,6 +18,13 @@ from cfannotate.crowd.tokens import (
     personal_link_token,
     resume_code,
     worker_token,
+)
+from cfannotate.crowd.models import PersonalLink, Worker
+from cfannotate.crowd.services import (
+    invitation_link_close,
+    invitation_link_create,
+    personal_link_create,
+    personal_link_revoke,
 )
 from cfannotate.crowd.views import COOKIE_PREFIX, COOKIE_SALT
 from cfannotate.labeling.models import Assignment, AssignmentState, Round

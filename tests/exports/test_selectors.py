@@ -29,6 +29,11 @@ def test_the_contrast_set_holds_kept_counterfactuals_whose_label_flips(labeled):
     a1, b1 = labeled.candidates["a1"], labeled.candidates["b1"]
     Candidate.objects.filter(pk=a1.pk).update(control_code="negation", edit=NEGATION_EDIT)
     Original.objects.filter(pk=labeled.originals["A"].pk).update(context="A fixed premise.")
+    Candidate.objects.filter(pk=a1.pk).update(
+        predicted_label=labeled.campaign.labels.get(value="positive"),
+        predicted_confidence=0.75,
+        prediction_source="uploaded",
+    )
     original_a = labeled.originals["A"]
 
     rows = list(contrast_rows(labeled.campaign))
@@ -51,7 +56,10 @@ def test_the_contrast_set_holds_kept_counterfactuals_whose_label_flips(labeled):
         "votes": 3,  # the filtered worker's vote is counted here ...
         "qualified_votes": 2,  # ... but not here
         "agreement": 1.0,
+        "predicted_label": "positive",  # the classifier in the loop's, where it has one
+        "predicted_confidence": 0.75,
     }
+    assert rows[1]["predicted_label"] is None and rows[1]["predicted_confidence"] is None
     assert all(tuple(row) == COUNTERFACTUAL_COLUMNS for row in rows)
 
 

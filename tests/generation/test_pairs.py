@@ -7,6 +7,9 @@ import pytest
 from generation.pairs import (
     Pair,
     PairFormatError,
+    PairsNotFound,
+    find_pair_sources,
+    paired_data,
     read_cad_nli,
     read_cad_sentiment,
     read_jsonl_pairs,
@@ -220,3 +223,118 @@ def test_read_pairs_of_a_missing_file_names_it(tmp_path):
 
     with pytest.raises(FileNotFoundError, match=re.escape(str(missing))):
         read_pairs(missing)
+
+
+# --------------------------------------------------------------------------- rows and folders
+
+NLI_HEADER = ["sentence1", "sentence2", "gold_label"]
+CAD_HEADER = ["Sentiment", "Text", "batch_id"]
+
+
+def write_cad_folder(root: Path, split: str = "train") -> Path:
+    """A small CAD layout: sentiment pairs, NLI originals and both kinds of revision."""
+    cad = root / "cad"
+    for folder in ("sentiment_combined_paired", "NLI_original", "NLI_revised_hypothesis",
+                   "NLI_revised_premise"):  # fmt: skip
+        (cad / folder).mkdir(parents=True, exist_ok=True)
+    _write_tsv(
+        cad / "sentiment_combined_paired" / f"{split}_paired.tsv",
+        CAD_HEADER,
+        ["Positive", "The movie was great.", "1"],
+        ["Negative", "The movie was terrible.", "1"],
+        ["Negative", "The acting was dull.", "2"],
+        ["Positive", "The acting was lively.", "2"],
+    )
+    _write_tsv(
+        cad / "NLI_original" / f"{split}.tsv",
+        NLI_HEADER,
+        ["A boy kicks a ball.", "A boy is playing soccer.", "entailment"],
+    )
+    _write_tsv(
+        cad / "NLI_revised_hypothesis" / f"{split}.tsv",
+        NLI_HEADER,
+        ["A boy kicks a ball.", "A boy is sleeping.", "contradiction"],
+    )
+    _write_tsv(
+        cad / "NLI_revised_premise" / f"{split}.tsv",
+        NLI_HEADER,
+        ["A boy sleeps in bed.", "A boy is playing soccer.", "contradiction"],
+    )
+    return cad
+
+
+def test_find_pair_sources_finds_sentiment_and_both_nli_revisions_at_any_depth(tmp_path):
+    cad = write_cad_folder(tmp_path)
+    write_cad_folder(tmp_path, "dev")
+
+    sources = find_pair_sources(tmp_path)
+
+    assert [(source.name, source.task) for source in sources] == [
+        ("cad/sentiment_combined_paired/train", "sentiment"),
+        ("cad/NLI_revised_hypothesis/train", "nli"),
+        ("cad/NLI_revised_premise/train", "nli"),
+    ]
+    assert sources[1].paths == (
+        cad / "NLI_original" / "train.tsv",
+        cad / "NLI_revised_hypothesis" / "train.tsv",
+    )
+    assert paired_data(tmp_path) == {
+        "cad/sentiment_combined_paired/train": [
+            Pair("The movie was great.", "The movie was terrible."),
+            Pair("The acting was dull.", "The acting was lively."),
+        ],
+        "cad/NLI_revised_hypothesis/train": [
+            Pair("A boy is playing soccer.", "A boy is sleeping.")
+        ],
+        "cad/NLI_revised_premise/train": [Pair("A boy kicks a ball.", "A boy sleeps in bed.")],
+    }
+    both = find_pair_sources(cad, ("train", "dev"))
+    assert [source.name for source in both][3:] == [
+        "sentiment_combined_paired/dev",
+        "NLI_revised_hypothesis/dev",
+        "NLI_revised_premise/dev",
+    ]
+
+
+def test_a_missing_data_folder_is_named(tmp_path):
+    with pytest.raises(PairsNotFound, match=re.escape(f"No such data folder: {tmp_path / 'x'}")):
+        find_pair_sources(tmp_path / "x")
+
+
+def test_a_folder_without_pair_files_says_what_it_looked_for(tmp_path):
+    (tmp_path / "notes.txt").write_text("nothing here")
+    with pytest.raises(PairsNotFound, match=r"No paired data under .* for split\(s\) train"):
+        find_pair_sources(tmp_path)
+
+
+def test_an_nli_revision_without_its_original_is_refused(tmp_path):
+    cad = write_cad_folder(tmp_path)
+    (cad / "NLI_original" / "train.tsv").unlink()
+    with pytest.raises(PairsNotFound, match="has no original beside it"):
+        find_pair_sources(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ("Positive\tThe movie was bad.", "2 fields where the header has 3"),
+        ("Positive\tThe movie was bad.\t1\textra", "4 fields where the header has 3"),
+        ("Positive\t \t1", "empty Text"),
+    ],
+    ids=["missing-tab", "extra-tab", "empty-text"],
+)
+def test_a_malformed_row_is_named_by_file_and_line(tmp_path, row, message):
+    cad = write_cad_folder(tmp_path)
+    path = cad / "sentiment_combined_paired" / "train_paired.tsv"
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join([*lines[:2], row, *lines[2:]]) + "\n")
+
+    with pytest.raises(PairFormatError, match=re.escape(f"{path}:3: {message}")):
+        paired_data(tmp_path)
+
+
+def test_a_source_that_gives_no_pair_is_an_error(tmp_path):
+    cad = write_cad_folder(tmp_path)
+    _write_tsv(cad / "sentiment_combined_paired" / "train_paired.tsv", CAD_HEADER)
+    with pytest.raises(PairFormatError, match="sentiment_combined_paired/train: no pair"):
+        paired_data(tmp_path)

@@ -159,3 +159,25 @@ def test_run_polyjuice_fills_the_parse_cache_it_is_given(scripted_lm):
     run_polyjuice([PerturbTarget(KIDS)], _settings(threshold=None), lm=scripted_lm, parses=parses)
 
     assert len(parses) > 0  # x and its candidates were parsed into it
+
+
+def test_run_generator_reports_each_original_to_on_progress():
+    """The web app's live progress: the generator's own counts, as it goes."""
+    from generation.generators import GeneratorOutput
+
+    class Counting:
+        name = "counting"
+
+        def generate(self, originals, *, context):
+            for _ in originals:
+                context.advance(1)
+            return GeneratorOutput()
+
+    reports: list[int] = []
+    pipeline.run_generator(
+        Counting(),
+        [KIDS, MOVIE],
+        PipelineSettings(fluency_threshold=None),
+        on_progress=reports.append,
+    )
+    assert reports == [1, 1]

@@ -375,3 +375,58 @@ def test_demand_sample_keeps_the_budget_and_is_seeded():
     first = select_originals(relationships, 10, demand_sample=15, seed=3)
     assert len(first) == 10
     assert first == select_originals(relationships, 10, demand_sample=15, seed=3)
+
+
+# The flip term (selection.md §2) ---------------------------------------------------------
+
+
+def flip_pool():
+    """Three near-copies that do not flip, and one outlier predicted to flip."""
+    same = [rel("x", {"man"}, {"woman"}) for _ in range(3)]
+    return [*same, rel("x", {"walks"}, {"sleeps"}, code=NEGATION)], [0.1, 0.1, 0.1, 0.9]
+
+
+def test_without_flip_weight_predicted_flips_change_nothing():
+    relationships, flip = flip_pool()
+    plain = select_diverse_many(relationships, 1)
+    assert select_diverse_many(relationships, 1, flip=flip, flip_weight=0.0) == plain
+    assert plain == {"x": [0]}  # the most central candidate first
+
+
+def test_flip_weight_makes_a_predicted_flip_win_over_a_central_candidate():
+    relationships, flip = flip_pool()
+    assert select_diverse_many(relationships, 1, flip=flip, flip_weight=1.0) == {"x": [3]}
+    # A small weight does not outweigh covering three near-copies at once.
+    assert select_diverse_many(relationships, 1, flip=flip, flip_weight=0.1) == {"x": [0]}
+
+
+@pytest.mark.parametrize("n", [4, 12, 40])
+def test_lazy_and_batched_greedy_agree_with_the_flip_term(n):
+    rng = random.Random(n)
+    relationships = []
+    for pool in range(5):
+        members = random_relationships(rng, n, 1)
+        relationships += [replace(r, base=f"p{pool}") for r in members]
+    flip = [rng.random() for _ in relationships]
+    for weight in (0.25, 2.0):
+        batched = select_diverse_many(
+            relationships, 3, flip=flip, flip_weight=weight, max_vectorised_pool=10**6
+        )
+        lazy = select_diverse_many(
+            relationships, 3, flip=flip, flip_weight=weight, max_vectorised_pool=0
+        )
+        assert batched == lazy
+
+
+@pytest.mark.parametrize(
+    "flip, weight, message",
+    [
+        ([0.5], -1.0, "flip_weight must be a finite non-negative"),
+        ([0.5], math.inf, "flip_weight must be a finite non-negative"),
+        ([1.5], 1.0, r"flip values must lie in \[0, 1\]"),
+        ([0.5, 0.5], 1.0, "flip has 2 values for 1 relationships"),
+    ],
+)
+def test_bad_flip_scores_or_weights_raise(flip, weight, message):
+    with pytest.raises(ValueError, match=message):
+        select_diverse_many([rel("x")], 1, flip=flip, flip_weight=weight)

@@ -13,11 +13,16 @@ from generation.prompts import fill_blanks, parse_answers
 from generation.strategies import strategy_for
 from generation.tokens import CODE_TOKENS, CONTROL_CODES, GLOBAL, PERTURB, SEP, SPECIAL_TOKENS
 from generation.training import (
+    EarlyStopping,
     TrainingConfig,
     TrainingExample,
+    _collate,
+    _encode,
+    _eval_loss,
     add_polyjuice_tokens,
     build_examples,
     pair_examples,
+    split_pairs,
     train,
 )
 from tests.generation.tiny_models import tiny_lm_directory
@@ -182,16 +187,21 @@ def test_tiny_training_run_lowers_the_loss_and_saves_a_native_model(
         learning_rate=5e-3,
         max_length=64,
         device="cpu",
+        patience=3,  # three evaluations cannot run out of a patience of three
     )
 
     report = train(config, PAIRS, show_progress=False)
 
     assert report.pairs == len(PAIRS)
-    # Twelve pairs, both ways, up to four blankings each: enough for a held-out slice.
+    # Twelve pairs, both ways, up to four blankings each; one whole pair held out.
     assert report.examples >= 40
-    assert report.eval_examples == int(report.examples * config.eval_fraction) > 0
+    assert (report.train_pairs, report.eval_pairs) == (11, 1)
+    assert 0 < report.eval_examples <= 8
     assert 0 < report.train_examples <= report.examples - report.eval_examples
     assert report.steps == math.ceil(report.train_examples / config.batch_size) * config.epochs
+    # One evaluation per epoch; none stopped the run.
+    assert [evaluation.epoch for evaluation in report.evaluations] == [1, 2, 3]
+    assert not report.stopped_early
     assert sum(report.codes.values()) == report.examples
     assert set(report.codes) <= {*CONTROL_CODES, GLOBAL}
     assert {"negation", "quantifier", "lexical"} <= set(report.codes)
@@ -201,5 +211,80 @@ def test_tiny_training_run_lowers_the_loss_and_saves_a_native_model(
     assert strategy_for("auto", trained.tokenizer, str(trained.name)).name == "native"
     saved = json.loads((output / "cfannotate_training.json").read_text())
     assert saved["examples"] == report.examples
+    assert saved["evaluations"][0]["step"] == report.evaluations[0].step
     assert saved["eval_loss_after"] == pytest.approx(report.eval_loss_after)
     assert saved["output"] == str(output)
+
+
+# --------------------------------------------------------------------------- held-out split
+
+
+def test_split_pairs_holds_out_whole_pairs_and_none_of_a_few():
+    import random
+
+    pairs = [Pair(f"Sentence {n}.", f"Sentence {n} changed.") for n in range(40)]
+    train_pairs, held_out = split_pairs(pairs, 0.1, random.Random(0))
+    assert len(held_out) == 4 and len(train_pairs) == 36
+    assert set(train_pairs) | set(held_out) == set(pairs)
+    assert not set(train_pairs) & set(held_out)
+    few, none = split_pairs(pairs[:9], 0.5, random.Random(0))  # below MIN_PAIRS_FOR_EVAL
+    assert len(few) == 9 and none == []
+
+
+def test_early_stopping_counts_evaluations_since_the_best():
+    stopping = EarlyStopping(patience=2, min_delta=0.1)
+    assert stopping.update(3.0) and not stopping.done
+    assert stopping.update(2.5)
+    assert not stopping.update(2.45)  # not better by min_delta
+    assert not stopping.done
+    assert not stopping.update(2.6)
+    assert stopping.done and stopping.best == 2.5
+
+
+@pytest.mark.parametrize(
+    "options", [{"patience": 0}, {"eval_fraction": 1.0}, {"eval_every": -1}, {"epochs": 0}]
+)
+def test_training_config_refuses_bad_values(tmp_path, options):
+    with pytest.raises(ValueError):
+        TrainingConfig(base_model="unused", output=tmp_path, **options)
+
+
+def test_training_stops_early_and_keeps_the_best_checkpoint(
+    tmp_path_factory, tmp_path, one_torch_thread
+):
+    import random
+
+    base = tiny_lm_directory(tmp_path_factory, "gpt2")
+    output = tmp_path / "out"
+    # A learning rate far too high makes the held-out loss climb after the first steps.
+    config = TrainingConfig(
+        base_model=str(base),
+        output=output,
+        epochs=20,
+        batch_size=4,
+        learning_rate=3.0,
+        warmup_ratio=0.0,
+        max_length=64,
+        device="cpu",
+        eval_fraction=0.25,
+        eval_every=1,
+        patience=2,
+    )
+
+    report = train(config, PAIRS, show_progress=False)
+
+    assert report.stopped_early
+    losses = [evaluation.loss for evaluation in report.evaluations]
+    best = losses.index(min(losses))
+    assert report.best_step == report.evaluations[best].step < report.steps
+    assert len(losses) == best + 1 + config.patience  # stopped `patience` evaluations later
+    assert report.eval_loss_after == min(losses)
+    # The saved model is the best one: its held-out loss is the best loss measured.
+    _, held_out = split_pairs(PAIRS, config.eval_fraction, random.Random(config.seed))
+    saved = load_causal_lm(output, device="cpu")
+    items = _encode(saved.tokenizer, build_examples(held_out), config.max_length)
+    batches = [
+        _collate(items[start : start + 4], saved.tokenizer.pad_token_id or 0)
+        for start in range(0, len(items), 4)
+    ]
+    assert _eval_loss(saved.model, batches, saved.device) == pytest.approx(min(losses), rel=1e-4)

@@ -156,3 +156,44 @@ def test_a_platform_assignment_id_starts_one_assignment_only():
     assignment_return(assignment=first)
     with pytest.raises(Conflict, match="already used"):
         assignment_start(campaign=campaign, worker=worker, platform_assignment_id="A1")
+
+
+def test_no_work_says_come_back_when_other_workers_hold_the_last_units():
+    campaign = make_labeling_campaign(units=2, k=1, rounds_per_assignment=2, lease_minutes=30)
+    now = timezone.now()
+    assignment_start(campaign=campaign, worker=make_worker(), now=now)
+    with pytest.raises(NoWorkLeft) as caught:
+        assignment_start(campaign=campaign, worker=make_worker(), now=now + timedelta(minutes=10))
+    assert caught.value.title == "No work right now"
+    assert "other workers are doing the last rounds" in caught.value.message
+    # The holder's lease ends 20 minutes later: that is when their rounds may come back.
+    assert caught.value.come_back == (
+        "If some of them stop, their rounds come back: try again in about 20 minutes."
+    )
+
+
+def test_no_work_says_there_is_no_need_to_come_back_when_everything_is_done():
+    campaign = make_labeling_campaign(units=2, k=1)
+    LabelingUnit.objects.filter(campaign=campaign).update(claims=1, completed=1)
+    with pytest.raises(NoWorkLeft) as caught:
+        assignment_start(campaign=campaign, worker=make_worker())
+    assert caught.value.message.startswith("There is no work left in this task for you.")
+    assert caught.value.come_back.startswith("There is no need to come back")
+
+
+@pytest.mark.parametrize(
+    ("status", "said", "come_back"),
+    [
+        (CampaignStatus.PAUSED, "not open for labeling right now", "Come back later"),
+        (CampaignStatus.REVIEW, "not open for labeling yet", "Come back later"),
+        (CampaignStatus.FINISHED, "This task is finished", "There is no need to come back"),
+    ],
+)
+def test_a_closed_campaign_says_whether_to_come_back(status, said, come_back):
+    campaign = make_labeling_campaign()
+    campaign.status = status
+    campaign.save()
+    with pytest.raises(NoWorkLeft, match=said) as caught:
+        assignment_start(campaign=campaign, worker=make_worker())
+    assert caught.value.come_back.startswith(come_back)
+    assert not caught.value.message.endswith("..") and not caught.value.come_back.endswith("..")

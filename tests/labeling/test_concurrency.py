@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from bench.worker_client import SimulatedWorker
-from cfannotate.crowd.tokens import join_token
+from cfannotate.core.worker_tokens import join_token
 from cfannotate.labeling.models import (
     Assignment,
     AssignmentState,

@@ -10,7 +10,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from cfannotate.crowd.tokens import assignment_token, form_token, join_token
+from cfannotate.core.worker_tokens import assignment_token, form_token, join_token
 from cfannotate.labeling.models import Assignment
 from tests.factories import make_labeling_campaign
 

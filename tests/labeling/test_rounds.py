@@ -4,7 +4,7 @@ import pytest
 from django.utils import timezone
 
 from cfannotate.core.exceptions import Conflict, Expired, Forbidden, InvalidInput, NotFound
-from cfannotate.crowd.tokens import assignment_token
+from cfannotate.core.worker_tokens import assignment_token
 from cfannotate.labeling import rounds
 from cfannotate.labeling.models import AssignmentState, Judgment, LabelingUnit, RoundKind
 

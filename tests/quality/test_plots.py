@@ -50,3 +50,92 @@ def test_label_chart_has_one_row_per_worker_and_shares_that_fill_it():
     first_row = [bar for bar in chart.bars if bar.title.startswith("all workers")]
     assert sum(bar.width for bar in first_row) == pytest.approx(chart.plot_width - 60)
     assert plots.label_chart([], labels=[]).empty
+
+
+def test_every_quality_chart_carries_its_numbers_as_a_table():
+    times = plots.round_time_chart([5, 20, 20], threshold=18)
+    assert times.table.columns == ["Seconds", "Rounds", "Against the threshold"]
+    assert times.table.rows == [["0 to 6 s", "1", "at or below"], ["18 to 24 s", "2", "slower"]]
+    gold = plots.gold_chart([(6, 6, True), (3, 6, False)])
+    assert gold.table.rows == [["3", "0", "1"], ["6", "1", "0"]]
+    labels = plots.label_chart(
+        [("a-worker-with-a-long-name", [("negative", 0.25), ("positive", 0.75)])],
+        labels=["negative", "positive"],
+    )
+    assert labels.table.rows == [["a-worker-with-a-long-name", "25%", "75%"]]
+    assert labels.y_ticks[0].label == "a-worker-with…"  # the tick is short, the table is not
+
+
+def _standing(name, seconds, right, total, qualified):
+    return plots.WorkerStanding(name, seconds, right, total, qualified)
+
+
+def test_worker_chart_places_workers_against_both_c2_thresholds():
+    workers = [
+        _standing("careful", 30.0, 6, 6, True),
+        _standing("careful-too", 30.0, 6, 6, True),  # same place: one larger dot
+        _standing("fast", 9.0, 3, 6, False),
+        _standing("slow-forever", 500.0, 5, 6, True),
+        _standing("no-gold", 25.0, 0, 0, True),
+    ]
+    chart = plots.worker_chart(workers, min_seconds=18, min_gold_share=4 / 6)
+    assert not chart.empty
+    assert len(chart.points) == 3
+    big = next(point for point in chart.points if point.count == 2)
+    assert big.title.startswith("careful, careful-too: 30.0 s median, 6/6 gold right, kept")
+    assert big.radius > min(point.radius for point in chart.points)
+    fast = next(point for point in chart.points if point.title.startswith("fast"))
+    threshold = chart.markers[0]
+    level = chart.levels[0]
+    assert threshold.label == "18 s" and level.label == "67%"
+    assert fast.x < threshold.x and fast.y > level.y and fast.series == 1  # left and below
+    assert big.x > threshold.x and big.y == pytest.approx(chart.top)
+    slow = next(point for point in chart.points if point.title.startswith("slow"))
+    assert slow.x == pytest.approx(chart.right)  # off the scale: on the right edge
+    region = chart.regions[0]
+    assert region.x == pytest.approx(threshold.x) and region.y + region.height == pytest.approx(
+        level.y
+    )
+    # The table has every worker, the one without gold too; the picture says it left it out.
+    assert [row[0] for row in chart.table.rows] == [w.name for w in workers]
+    assert chart.table.rows[4][2:] == ["no gold yet", "", "kept"]
+    assert "1 without gold answers" in chart.description
+    assert plots.worker_chart([workers[4]], min_seconds=18, min_gold_share=0.5).empty
+
+
+def test_position_chart_stacks_label_shares_per_round_position():
+    chart = plots.position_chart(
+        [(1, {"negative": 1, "positive": 3}), (3, {"positive": 2})],
+        labels=["negative", "positive"],
+    )
+    assert [tick.label for tick in chart.x_ticks] == ["1", "3"]
+    assert sorted(bar.title for bar in chart.bars) == [
+        "Round 1: 25% negative of 4 judgment(s)",
+        "Round 1: 75% positive of 4 judgment(s)",
+        "Round 3: 100% positive of 2 judgment(s)",
+    ]
+    column = [bar for bar in chart.bars if bar.title.startswith("Round 1")]
+    assert sum(bar.height for bar in column) == pytest.approx(chart.plot_height)
+    assert chart.table.rows == [["1", "4", "25%", "75%"], ["3", "2", "0%", "100%"]]
+    assert plots.position_chart([], labels=["negative"]).empty
+
+
+def test_agreement_chart_draws_defined_statistics_and_says_undefined_in_the_table():
+    from cfannotate.quality.agreement import agreement
+
+    agreeing = agreement([["a", "a"], ["b", "b"], ["a", "a"]])
+    one_category = agreement([["a", "a"], ["a", "a"]])  # kappa undefined
+    disagreeing = agreement([["a", "b"], ["b", "a"], ["a", "b"]])
+    chart = plots.agreement_chart(
+        [("labels", agreeing), ("validity", one_category), ("worse", disagreeing)]
+    )
+    titles = [bar.title for bar in chart.bars]
+    assert "labels: Fleiss' kappa 1.000" in titles
+    assert not any(title.startswith("validity: Fleiss") for title in titles)
+    assert chart.table.rows[1][0] == "validity" and "undefined" in chart.table.rows[1]
+    # A negative kappa draws left of a zero line that the chart then shows.
+    assert chart.markers and chart.markers[0].label == "0"
+    negative = next(bar for bar in chart.bars if bar.title.startswith("worse: Fleiss"))
+    assert negative.x + negative.width == pytest.approx(chart.markers[0].x)
+    empty = plots.agreement_chart([("labels", agreement([]))])
+    assert empty.empty and empty.table.rows == [["labels", "0", *["undefined"] * 3]]

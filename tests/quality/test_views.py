@@ -1,5 +1,7 @@
 """The quality page and its htmx fragments, and the quality API."""
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -35,7 +37,9 @@ def test_the_quality_page_shows_verdicts_agreement_and_charts(browser_client, la
     assert "Quality control" in html
     assert "1 / 2" in html  # workers qualified
     assert "Fleiss" in html and "Cohen" in html
-    assert html.count("<svg") == 3
+    # Workers against C.2, time per round, gold right, labels, labels by position, agreement.
+    assert html.count("<svg") == 6
+    assert html.count('<details class="chart-table">') == 6  # each readable as a table
     assert "3 of 6 gold counterfactuals right" in html
     assert 'hx-trigger="every 20s"' in html  # live while labeling
     assert "Send confirmed decisions" in html
@@ -60,6 +64,48 @@ def test_worker_ids_are_escaped(browser_client, labeled):
     html = browser_client.get(reverse("quality-page", args=[labeled.id])).content.decode()
     assert "<script>x</script>" not in html
     assert "&lt;script&gt;x&lt;/script&gt;" in html
+
+
+def test_the_charts_place_workers_against_the_c2_thresholds_and_tabulate_them(
+    browser_client, labeled
+):
+    """The careful worker (30 s, 6 of 6) sits in the kept corner, the fast one (9 s, 3 of 6)
+    outside it; the tables under the charts give the same numbers without the picture."""
+    from cfannotate.crowd.models import Worker
+
+    html = browser_client.get(reverse("quality-page", args=[labeled.id])).content.decode()
+    assert 'aria-labelledby="chart-1-title chart-1-desc"' in html
+    assert '<title id="chart-1-title">Workers against the C.2 thresholds</title>' in html
+    assert 'class="region"' in html and html.count('class="point series-') == 2
+    fast, careful = (
+        Worker.objects.filter(qualities__campaign=labeled)
+        .order_by("qualities__median_seconds")
+        .values_list("external_id", flat=True)
+    )
+    assert f"{fast}: 9.0 s median, 3/6 gold right, filtered out" in html
+    assert f"{careful}: 30.0 s median, 6/6 gold right, kept" in html
+    assert "18 s" in html and "67%" in html  # both thresholds drawn and named
+    row = re.search(rf"<th scope=\"row\">{fast}</th>(.*?)</tr>", html, re.S).group(1)
+    assert [cell.strip() for cell in re.findall(r"<td>(.*?)</td>", row)] == [
+        "9.0",
+        "3/6",
+        "50%",
+        "filtered out",
+    ]
+    assert "Labels by round position as a table" in html
+    assert "Share of each label by round position (real rounds)" in html
+    assert "Agreement as a table" in html
+
+
+def test_generated_names_in_the_charts_and_their_tables_are_escaped(browser_client, labeled):
+    from cfannotate.crowd.models import Worker
+
+    for number, worker in enumerate(Worker.objects.filter(qualities__campaign=labeled)):
+        Worker.objects.filter(pk=worker.pk).update(external_id=f'<b x="1">&{number}')
+    labeled.labels.filter(value="negative").update(value="<i>neg</i>")
+    html = browser_client.get(reverse("quality-page", args=[labeled.id])).content.decode()
+    assert "<b x=" not in html and "<i>neg</i>" not in html
+    assert "&lt;b x=&quot;1&quot;&gt;&amp;" in html
 
 
 def test_decisions_change_through_the_page(browser_client, labeled):

@@ -18,7 +18,7 @@ from django.urls import reverse
 
 from bench.load import start_server
 from bench.worker_client import SimulatedWorker
-from cfannotate.crowd.tokens import join_token
+from cfannotate.core.worker_tokens import join_token
 from tests.support import REPO_ROOT
 
 needs_postgresql = pytest.mark.skipif(

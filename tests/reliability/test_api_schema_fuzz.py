@@ -52,6 +52,7 @@ ID_SOURCES = {
     "candidate_id": "candidates.Candidate",
     "gold_round_id": "labeling.GoldRound",
     "evaluation_id": "evaluation.Evaluation",
+    "assignment_id": "labeling.Assignment",
 }
 
 

@@ -14,7 +14,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from cfannotate.crowd.tokens import (
+from cfannotate.core.worker_tokens import (
     assignment_token,
     assignment_token_read,
     form_token,

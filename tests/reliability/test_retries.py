@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from cfannotate.crowd.tokens import assignment_token, form_token, join_token
+from cfannotate.core.worker_tokens import assignment_token, form_token, join_token
 from cfannotate.labeling.models import Assignment, Judgment, LabelingUnit
 from tests.factories import make_labeling_campaign
 

@@ -16,8 +16,14 @@ from django.test import Client
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from cfannotate.core.worker_tokens import (
+    entry_token,
+    form_token,
+    join_token,
+    link_token,
+    worker_token,
+)
 from cfannotate.crowd.models import InvitationLink, Platform, Publication, Worker
-from cfannotate.crowd.tokens import entry_token, form_token, join_token, link_token, worker_token
 from cfannotate.labeling.assignments import assignment_start
 from cfannotate.labeling.models import Assignment, Judgment, Round
 from cfannotate.labeling.rounds import current_round, round_serve

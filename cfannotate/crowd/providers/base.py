@@ -15,9 +15,19 @@ from cfannotate.core.exceptions import CfannotateError
 
 
 class PlatformError(CfannotateError):
-    """The platform refused a request, could not be reached, or answered nonsense."""
+    """The platform refused a request, could not be reached, or answered nonsense.
+
+    `fix` says in one sentence what the researcher can do about it (a setting, a form field,
+    waiting); `fields` name the platform's refused fields when it said which.
+    """
 
     status_code = 502
+
+    def __init__(
+        self, message: str, *, fields: dict[str, list[str]] | None = None, fix: str = ""
+    ) -> None:
+        super().__init__(message, fields=fields)
+        self.fix = fix
 
 
 class NotVerified(PlatformError):

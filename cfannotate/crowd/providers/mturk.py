@@ -66,26 +66,80 @@ def mturk_client(*, sandbox: bool):
     return boto3.client("mturk", region_name=settings.CROWD_MTURK_REGION, endpoint_url=endpoint)
 
 
+CREDENTIALS_FIX = (
+    "Check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE): they must belong to "
+    "an AWS account linked to your MTurk requester account (for the sandbox, link it at "
+    "requestersandbox.mturk.com, Developer)."
+)
+# What the researcher can do about MTurk's error codes (ClientError's Error.Code).
+CODE_FIXES = {
+    "UnrecognizedClientException": CREDENTIALS_FIX,
+    "InvalidClientTokenId": CREDENTIALS_FIX,
+    "SignatureDoesNotMatch": CREDENTIALS_FIX,
+    "AccessDeniedException": CREDENTIALS_FIX,
+    "ServiceFailure": "MTurk had a problem on its side: try again in a few minutes.",
+    "ThrottlingException": "MTurk is limiting requests: wait a minute and try again.",
+}
+# ... and about the words of a RequestError, MTurk's catch-all code.
+MESSAGE_FIXES = (
+    ("insufficient funds", "Add funds to the requester account, or publish to the sandbox."),
+    (
+        "qualification",
+        "Check the qualification settings on the form (locale, approval rate, "
+        "approved HITs): the sandbox and live MTurk differ in what they accept.",
+    ),
+    ("reward", "Check the reward on the form: MTurk wants at least 0.01 USD per assignment."),
+    ("not authorized", CREDENTIALS_FIX),
+    ("linked", CREDENTIALS_FIX),
+    ("agree", "Sign in to the requester site with this AWS account and accept its terms."),
+)
+
+
+def _client_error_fix(code: str, message: str) -> str:
+    if code in CODE_FIXES:
+        return CODE_FIXES[code]
+    lowered = message.lower()
+    return next((fix for words, fix in MESSAGE_FIXES if words in lowered), "")
+
+
 def _call(client, operation: str, **params) -> dict:
-    """One MTurk API call; every failure becomes a PlatformError with a sentence."""
+    """One MTurk API call; every failure becomes a PlatformError with a sentence and, where
+    one is known, what to fix."""
     from botocore import xform_name
-    from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
+    from botocore.exceptions import (
+        BotoCoreError,
+        ClientError,
+        NoCredentialsError,
+        ParamValidationError,
+    )
 
     try:
         return getattr(client, xform_name(operation))(**params)
     except ClientError as error:
         detail = error.response.get("Error", {})
-        message = detail.get("Message") or detail.get("Code") or str(error)
-        raise PlatformError(f"MTurk refused {operation}: {message}") from None
+        code = detail.get("Code") or ""
+        message = detail.get("Message") or code or str(error)
+        raise PlatformError(
+            f"MTurk refused {operation}: {message}", fix=_client_error_fix(code, message)
+        ) from None
     except NoCredentialsError:
         raise PlatformError(
             "MTurk credentials are not configured: set AWS_ACCESS_KEY_ID and "
-            "AWS_SECRET_ACCESS_KEY (or AWS_PROFILE) for the requester account."
+            "AWS_SECRET_ACCESS_KEY (or AWS_PROFILE) for the requester account.",
+            fix=CREDENTIALS_FIX,
+        ) from None
+    except ParamValidationError as error:
+        # Refused by the client before anything was sent: a value MTurk's API cannot take.
+        raise PlatformError(
+            f"MTurk's client refused {operation} before sending it: {' '.join(str(error).split())}",
+            fix="Check the values on the form (title, description, keywords, reward).",
         ) from None
     except BotoCoreError as error:
         raise PlatformError(
             f"MTurk could not be reached for {operation} ({error.__class__.__name__}). "
-            "Nothing was changed; try again later."
+            "Nothing was changed; try again later.",
+            fix="Check that this server can reach MTurk's requester endpoint over HTTPS "
+            "(mturk-requester[-sandbox].us-east-1.amazonaws.com), then try again.",
         ) from None
 
 
@@ -357,7 +411,8 @@ class MTurkProvider(Provider):
                 )
             except PlatformError as error:
                 raise PlatformError(
-                    f"{index} of {len(sizes)} HITs were created; then {error.message}"
+                    f"{index} of {len(sizes)} HITs were created; then {error.message}",
+                    fix=error.fix,
                 ) from None
             hit = answer["HIT"]
             MTurkHit.objects.create(

@@ -90,6 +90,33 @@ class ProlificOptions:
         return cls(**data)
 
 
+# Prolific's study fields, as the study form names them (crowd/forms.py: ProlificStudyForm).
+STUDY_FIELD_LABELS = {
+    "name": "Name",
+    "description": "Description",
+    "total_available_places": "Places",
+    "reward": "Reward (cents or pence)",
+    "estimated_completion_time": "Estimated minutes",
+}
+SITE_FIELDS = {"external_study_url", "completion_codes", "prolific_id_option"}
+
+
+def _study_fix(fields: Mapping[str, list[str]]) -> str:
+    """What to change when Prolific refused a study, from the fields it named."""
+    labels = [STUDY_FIELD_LABELS[name] for name in fields if name in STUDY_FIELD_LABELS]
+    if labels:
+        return (
+            f"Change {', '.join(labels)} in “Create a Prolific draft study” and try again "
+            "(Prolific also asks for a minimum pay per hour: reward over estimated minutes)."
+        )
+    if SITE_FIELDS & set(fields):
+        return (
+            "Prolific refused the study link this site gives: check that CFANNOTATE_PUBLIC_URL "
+            "is this site's public https:// address."
+        )
+    return "Check the study settings on the form against Prolific's rules, then try again."
+
+
 def _participant(submission: dict) -> str:
     return submission.get("participant_id") or submission.get("participant") or ""
 
@@ -146,13 +173,26 @@ class ProlificProvider(Provider):
     def publish(self, *, publication: Publication, entry_url: str) -> None:
         options = ProlificOptions.from_json(publication.options)
         separator = "&" if "?" in entry_url else "?"
-        study = prolific_client().study_create(
+        try:
+            study = self._study_create(options, publication, f"{entry_url}{separator}")
+        except PlatformError as error:
+            raise PlatformError(
+                error.message, fields=error.fields, fix=error.fix or _study_fix(error.fields)
+            ) from None
+        if not study.get("id"):
+            raise PlatformError("Prolific created no study id; nothing to link to.")
+        publication.external_id = str(study["id"])
+        publication.status = str(study.get("status", "UNPUBLISHED"))[:40]
+        publication.save(update_fields=["external_id", "status"])
+
+    def _study_create(self, options: ProlificOptions, publication: Publication, url: str):
+        return prolific_client().study_create(
             {
                 "name": options.name.strip(),
                 "internal_name": options.internal_name.strip()
                 or f"cfannotate campaign {publication.campaign_id}",
                 "description": options.description.strip(),
-                "external_study_url": f"{entry_url}{separator}{URL_PLACEHOLDERS}",
+                "external_study_url": f"{url}{URL_PLACEHOLDERS}",
                 "prolific_id_option": "url_parameters",
                 "completion_codes": [
                     {
@@ -168,11 +208,6 @@ class ProlificProvider(Provider):
                 "device_compatibility": ["desktop"],
             }
         )
-        if not study.get("id"):
-            raise PlatformError("Prolific created no study id; nothing to link to.")
-        publication.external_id = str(study["id"])
-        publication.status = str(study.get("status", "UNPUBLISHED"))[:40]
-        publication.save(update_fields=["external_id", "status"])
 
     # --- Review ---------------------------------------------------------------------------
 

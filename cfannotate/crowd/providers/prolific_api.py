@@ -9,6 +9,7 @@ from urllib.parse import urljoin, urlsplit
 import httpx
 from django.conf import settings
 
+from cfannotate.core.text import sentence
 from cfannotate.crowd.providers.base import PlatformError
 
 
@@ -89,8 +90,8 @@ class ProlificClient:
     def _request(self, method: str, path: str, *, json=None, params=None) -> dict:
         if not self.token:
             raise PlatformError(
-                "Prolific is not configured: set CFANNOTATE_PROLIFIC_TOKEN to an API token "
-                "from your Prolific account settings."
+                "Prolific is not configured: CFANNOTATE_PROLIFIC_TOKEN is not set.",
+                fix=SET_UP_PROLIFIC,
             )
         url = self._url(path)
         try:
@@ -104,15 +105,19 @@ class ProlificClient:
             )
         except httpx.HTTPError as error:
             raise PlatformError(
-                f"Prolific could not be reached ({error.__class__.__name__}). "
-                "Nothing was changed; try again later."
+                f"Prolific could not be reached ({error.__class__.__name__}). Nothing was changed.",
+                fix="Check that this server can reach the internet, then try again in a few "
+                "minutes.",
             ) from None
         if response.status_code == 401:
-            raise PlatformError("Prolific did not accept the API token (401): check it.")
+            raise PlatformError("Prolific did not accept the API token (401).", fix=SET_UP_PROLIFIC)
         if response.status_code >= 400:
+            detail, fields = _error_detail(response)
             raise PlatformError(
                 f"Prolific refused {method} {urlsplit(url).path} ({response.status_code}): "
-                f"{_error_detail(response)}"
+                f"{detail}",
+                fields=fields,
+                fix=_status_fix(response.status_code),
             )
         if not response.content:
             return {}
@@ -125,13 +130,47 @@ class ProlificClient:
         return data
 
 
-def _error_detail(response: httpx.Response) -> str:
+SET_UP_PROLIFIC = (
+    "Set CFANNOTATE_PROLIFIC_TOKEN to an API token from your Prolific account "
+    "(Settings, then API tokens) and restart the server."
+)
+
+
+def _status_fix(status: int) -> str:
+    if status == 403:
+        return "The API token's workspace may not allow this: check its role on Prolific."
+    if status == 404:
+        return "The study may have been deleted on Prolific: sync the status to see."
+    if status == 429:
+        return "Prolific is limiting requests: wait a minute and try again."
+    if status >= 500:
+        return "Prolific had a problem on its side: nothing was changed; try again later."
+    return ""  # a refused request: the caller knows which of its fields to point at
+
+
+def _error_detail(response: httpx.Response) -> tuple[str, dict[str, list[str]]]:
+    """Prolific's reason in words, and the fields it refused (its names), if it said.
+
+    Its errors look like `{"error": {"title": ..., "detail": ...}}` where the detail is a
+    sentence, a list of them, or a field-by-field dict of lists, as Django REST framework
+    writes them; never show a Python dict to the researcher.
+    """
     try:
         body = response.json()
     except ValueError:
-        return response.text[:300] or response.reason_phrase
+        text = response.text[:300].strip()
+        return (sentence(text) if text and "<" not in text else response.reason_phrase), {}
     error = body.get("error", body) if isinstance(body, dict) else body
-    if isinstance(error, dict):
-        detail = error.get("detail") or error.get("title") or error
-        return str(detail)[:300]
-    return str(error)[:300]
+    detail = error
+    if isinstance(error, dict) and ("detail" in error or "title" in error):
+        detail = error.get("detail") or error.get("title")
+    if isinstance(detail, dict):
+        fields = {
+            str(name): [sentence(item) for item in (value if isinstance(value, list) else [value])]
+            for name, value in detail.items()
+        }
+        words = " ".join(f"{name}: {' '.join(notes)}" for name, notes in fields.items())
+        return words[:600], fields
+    if isinstance(detail, list):
+        return " ".join(sentence(item) for item in detail)[:600], {}
+    return sentence(detail)[:300], {}

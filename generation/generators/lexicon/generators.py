@@ -451,7 +451,9 @@ class LexiconReplace(LexiconGenerator):
     ) -> list[RankedReplacement]:
         token = doc[term.edited]
         current = rewrite(doc, replace=chosen)
-        pool = replacement_words(self.settings.min_valence, opposite(term.word_polarity))
+        pool = replacement_words(
+            self.settings.min_valence, opposite(term.word_polarity), token.tag_
+        )
         return rank_replacements(
             lm,
             prefix=current.text[: current.starts[term.edited]],

@@ -6,6 +6,11 @@ entry has a mean valence rated by ten people on -4..4, and a single word whose
 valence reaches `min_valence` in either direction is an opinion word of that sign.
 Replacement words are further kept clear of profanity and slurs (VADER rates many
 of them), using the word list that the `better-profanity` wheel ships.
+
+VADER lists some inflections and not others ("hated" but not "abhorring"), so a word
+in a sentence is looked up as itself, then by its lemmas for the Penn tag it carries
+(LemmInflect: "abhorring"/VBG -> "abhor", "happier"/JJR -> "happy") and, for an
+adverb, the adjective it is made from ("horribly" -> "horrible").
 """
 
 import functools
@@ -26,6 +31,28 @@ NEGATION_WORDS = frozenset(
 _SINGLE_WORD = re.compile(r"[a-z][a-z'-]*[a-z]")
 # Inflections of a listed word are as offensive as the word ("jerks", "bitchy").
 _INFLECTIONS = ("s", "es", "ed", "d", "ing", "er", "ers", "y", "ies", "ier", "iest", "ily", "ish")
+# Penn tags of inflected forms, and the part of speech (LemmInflect's UPOS) they inflect.
+INFLECTED_TAGS = {
+    "NNS": "NOUN",
+    "VBD": "VERB",
+    "VBN": "VERB",
+    "VBG": "VERB",
+    "VBZ": "VERB",
+    "JJR": "ADJ",
+    "JJS": "ADJ",
+    "RBR": "ADV",
+    "RBS": "ADV",
+}
+ADVERB_TAGS = frozenset({"RB", "RBR", "RBS"})
+# -ly adverbs whose adjective is an opinion word but which say how much, how likely or
+# in what way, not how good ("likely" is no "like", "greatly reduced" no praise).
+NEUTRAL_ADVERBS = frozenset(
+    {
+        "likely", "hardly", "fairly", "directly", "originally", "specially", "naturally",
+        "readily", "purely", "greatly", "hugely", "successively", "freshly", "cleanly",
+        "loosely", "critically", "prominently", "feudally", "heavenwardly", "fitly",
+    }
+)  # fmt: skip
 
 
 class LexiconUnavailable(RuntimeError):
@@ -51,6 +78,69 @@ class OpinionLexicon:
 
     def words(self, polarity: str) -> frozenset[str]:
         return self.positive if polarity == POSITIVE else self.negative
+
+    def form_polarity(self, word: str, tag: str = "", lemma: str = "") -> str | None:
+        """The polarity of a lower-cased word as a sentence uses it, with Penn tag `tag`.
+
+        The word itself or the parser's `lemma` when listed; else the listed words it
+        inflects ("abhorring", "happier"), when they agree on a sign; else, for an -ly
+        adverb, the first listed adjective it may be made from ("horribly").
+        """
+        for listed in (word, lemma):
+            if listed and (polarity := self.polarity(listed)) is not None:
+                return polarity
+        polarities = {self.polarity(base) for base in inflection_bases(word, tag)} - {None}
+        if polarities:
+            return polarities.pop() if len(polarities) == 1 else None
+        return next(
+            (polarity for base in adverb_bases(word, tag) if (polarity := self.polarity(base))),
+            None,
+        )
+
+
+@functools.lru_cache(maxsize=65536)
+def inflection_bases(word: str, tag: str) -> tuple[str, ...]:
+    """The lemmas that `word` inflects as a word tagged `tag` ("happier"/JJR -> "happy");
+    JJ too, as the tagger often calls a superlative ("sweetest") a plain adjective."""
+    upos = "ADJ" if tag == "JJ" else INFLECTED_TAGS.get(tag)
+    if upos is None:
+        return ()
+    from lemminflect import getLemma  # loads its dictionaries: seconds, paid only here
+
+    return tuple(base for base in getLemma(word, upos=upos) if base != word)
+
+
+def adverb_bases(word: str, tag: str) -> tuple[str, ...]:
+    """The adjectives an -ly adverb may be made from, likeliest spelling first: tragically
+    -> tragic, happily -> happy, fully -> full, horribly -> horrible, badly -> bad, truly
+    -> true. Empty for other words and for NEUTRAL_ADVERBS."""
+    if tag not in ADVERB_TAGS or not word.endswith("ly") or len(word) < 5:
+        return ()
+    if word in NEUTRAL_ADVERBS:
+        return ()
+    stem = word[:-2]
+    if word.endswith("ically"):
+        return (word[:-4], stem)
+    if word.endswith("ily"):
+        return (stem[:-1] + "y", stem + "e", stem)  # happily, eerily
+    if word.endswith("lly"):
+        return (word[:-1], stem)
+    if stem[-1] not in "aeiou":
+        return (word[:-1] + "e", stem, stem + "e")  # "stably" is "stable", not "stab"
+    return (stem, stem + "e")
+
+
+def inflections(word: str, tag: str) -> tuple[str, ...]:
+    """`word`'s forms for Penn tag `tag` in LemmInflect's dictionary ("hate", VBD -> "hated"),
+    none for words it does not know as that part of speech ("terrible", VBD)."""
+    upos = INFLECTED_TAGS.get(tag)
+    if upos is None:
+        return ()
+    from lemminflect import getAllInflections
+
+    forms = getAllInflections(word, upos=upos)
+    # The dictionary leaves VBN out where it equals VBD.
+    return tuple(forms.get(tag) or (forms.get("VBD", ()) if tag == "VBN" else ()))
 
 
 def _package_file(package: str, filename: str, install: str) -> Path:
@@ -111,7 +201,21 @@ def is_profane(word: str) -> bool:
 
 
 @functools.cache
-def replacement_words(min_valence: float, polarity: str) -> tuple[str, ...]:
-    """The words of `polarity` a replacement may use, sorted so that ties break the same way."""
+def replacement_words(min_valence: float, polarity: str, tag: str = "") -> tuple[str, ...]:
+    """The words of `polarity` a replacement may use, sorted so that ties break the same way.
+
+    For the slot of an inflected word (`tag` NNS, VBD, JJR, ...) the words are put in that
+    form ("loved" is replaced by "hated", "happier" by "sadder"), where LemmInflect knows
+    the form; with no such form in the lexicon, every word of `polarity` stays in.
+    """
     lexicon = opinion_lexicon(min_valence)
-    return tuple(sorted(word for word in lexicon.words(polarity) if not is_profane(word)))
+    words: set[str] | frozenset[str] = lexicon.words(polarity)
+    if tag in INFLECTED_TAGS:
+        inflected = {
+            form
+            for word in words
+            for form in inflections(word, tag)
+            if lexicon.form_polarity(form, tag) == polarity
+        }
+        words = inflected or words
+    return tuple(sorted(word for word in words if not is_profane(word)))

@@ -48,14 +48,13 @@ class CausalTerm:
 
 def opinion_polarity(token: Token, lexicon: OpinionLexicon) -> str | None:
     """The lexicon polarity of an opinion word in context, or None for any other token."""
-    if token.pos_ not in _OPINION_POS or token.lower_ in NEGATION_WORDS:
+    # A lower-case "proper noun" is the tagger meeting a rare word ("abandon", "hug").
+    misread_noun = token.pos_ == "PROPN" and token.text.islower()
+    if (token.pos_ not in _OPINION_POS and not misread_noun) or token.lower_ in NEGATION_WORDS:
         return None
     if _is_degree_modifier(token) or _is_preposition_idiom(token):
         return None
-    polarity = lexicon.polarity(token.lower_)
-    if polarity is None and token.lemma_:
-        polarity = lexicon.polarity(token.lemma_.lower())
-    return polarity
+    return lexicon.form_polarity(token.lower_, token.tag_, token.lemma_.lower())
 
 
 def _is_degree_modifier(token: Token) -> bool:

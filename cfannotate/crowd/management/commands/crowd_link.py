@@ -5,13 +5,13 @@ from django.core.management.base import BaseCommand
 from django.urls import reverse
 
 from cfannotate.core.exceptions import CfannotateError
+from cfannotate.core.worker_tokens import link_token, personal_link_token
 from cfannotate.crowd.management.helpers import base_url_or_error, campaign_or_error, command_error
 from cfannotate.crowd.services import (
     PERSONAL_LINK_DAYS,
     invitation_link_create,
     personal_link_create,
 )
-from cfannotate.crowd.tokens import link_token, personal_link_token
 
 
 class Command(BaseCommand):

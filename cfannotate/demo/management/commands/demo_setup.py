@@ -3,10 +3,11 @@
 from django.core.management.base import BaseCommand, CommandError
 from django.urls import reverse
 
-from cfannotate.campaigns.demo import demo_generate, demo_setup
+from cfannotate.campaigns.generator_settings import generator_catalog
 from cfannotate.campaigns.models import CampaignStatus
 from cfannotate.core.exceptions import CfannotateError
-from cfannotate.crowd.tokens import join_token
+from cfannotate.core.worker_tokens import join_token
+from cfannotate.demo.setup import GenerationProgress, demo_generate, demo_setup
 
 
 class Command(BaseCommand):
@@ -22,17 +23,29 @@ class Command(BaseCommand):
             help="Generate candidates for the first N originals of each campaign (0: skip).",
         )
 
+    def _progress(self, progress: GenerationProgress) -> None:
+        """One line per batch as generation goes, so minutes of work are never silent."""
+        self.stdout.write(f"  {progress.line()}")
+        self.stdout.flush()
+
     def handle(self, *args, base_url: str, generate: int, **options):
         from generation.models import ModelUnavailable
 
         try:
             setup = demo_setup()
+            # Kept in the shared cache: the settings page's first load then imports nothing.
+            generator_catalog()
             if generate > 0:
                 self.stdout.write(
                     f"Generating candidates for {generate} originals per campaign "
-                    "with the packaged model (CPU, a minute or two)..."
+                    "with the packaged model (CPU, a minute or two; slower on a busy machine)."
                 )
-                for line in demo_generate(setup.campaigns, originals_per_campaign=generate):
+                lines = demo_generate(
+                    setup.campaigns,
+                    originals_per_campaign=generate,
+                    on_progress=self._progress,
+                )
+                for line in lines:
                     self.stdout.write(f"  {line}")
         except (CfannotateError, ModelUnavailable) as error:
             raise CommandError(getattr(error, "message", str(error))) from None

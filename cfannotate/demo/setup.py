@@ -1,8 +1,11 @@
 """The demo: a researcher login and two campaigns built from the project's fixtures."""
 
 import json
+import math
 import random
 import secrets
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -154,36 +157,101 @@ def demo_labeled_example(*, owner, seed: int = 2026) -> Campaign:
     return campaign
 
 
+# Each campaign's originals go to the generator in about this many batches, so that the
+# demo can tell how far it is; fewer batches batch more on a GPU, more tell more often.
+PROGRESS_STEPS = 10
+
+
+@dataclass(frozen=True)
+class GenerationProgress:
+    """How far the demo's generation is, over every campaign it generates for."""
+
+    campaign: str  # the one being generated for
+    done: int  # originals done
+    total: int
+    seconds: float  # since generation started, model loading included
+
+    @property
+    def seconds_left(self) -> float | None:
+        """A straight-line estimate; None before the first batch is done."""
+        if not self.done:
+            return None
+        return self.seconds / self.done * (self.total - self.done)
+
+    def line(self) -> str:
+        left = self.seconds_left
+        if left is None:
+            when = "loading the model and starting (the first batch takes longest)"
+        elif self.done == self.total:
+            when = f"finished in {_duration(self.seconds)}"
+        else:
+            when = f"about {_duration(left)} left"
+        return f"{self.done}/{self.total} originals done ({self.campaign}); {when}."
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min"
+
+
 def demo_generate(
-    campaigns: list[Campaign], *, originals_per_campaign: int, show_progress: bool = True
+    campaigns: list[Campaign],
+    *,
+    originals_per_campaign: int,
+    show_progress: bool = True,
+    on_progress: Callable[[GenerationProgress], None] | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> list[str]:
     """Generate candidates for the first originals of campaigns that have none yet.
 
     Returns one line per campaign saying what happened. Runs on CPU in the demo, so
-    it covers a few originals; `manage.py generate` does the rest.
+    it covers a few originals; `manage.py generate` does the rest. `on_progress` hears
+    how far it is before the first batch and after each one (originals done, time left).
     """
     from cfannotate.candidates.services import candidates_generate
     from cfannotate.labeling.services import labeling_open
     from cfannotate.labeling.units import units_create_from_selection
 
-    lines = []
+    # 1. What to generate for: gold originals are labeled in gold rounds only.
+    planned: dict[int, list] = {}
     for campaign in campaigns:
-        generated = campaign.candidates.filter(source=CandidateSource.GENERATED)
-        if generated.exists():
-            lines.append(f"{campaign.name}: {generated.count()} generated candidates already.")
-        else:
-            # Gold originals are labeled in gold rounds only; generate for the others.
-            originals = list(
+        if not campaign.candidates.filter(source=CandidateSource.GENERATED).exists():
+            planned[campaign.pk] = list(
                 campaign.originals.exclude(gold_rounds__isnull=False)
                 .select_related("label")
                 .order_by("id")[:originals_per_campaign]
             )
-            summary = candidates_generate(
-                campaign=campaign, originals=originals, show_progress=show_progress
-            )
+    total = sum(len(originals) for originals in planned.values())
+    started, done = clock(), 0
+
+    def tell(campaign: Campaign) -> None:
+        if on_progress is not None and total:
+            on_progress(GenerationProgress(campaign.name, done, total, clock() - started))
+
+    # 2. Generate in batches, telling how far it is after each.
+    lines = []
+    for campaign in campaigns:
+        generated = campaign.candidates.filter(source=CandidateSource.GENERATED)
+        if campaign.pk not in planned:
+            lines.append(f"{campaign.name}: {generated.count()} generated candidates already.")
+        else:
+            originals = planned[campaign.pk]
+            size = max(1, math.ceil(len(originals) / PROGRESS_STEPS))
+            stored = kept = 0
+            campaign_started = clock()
+            if done == 0:
+                tell(campaign)
+            for start in range(0, len(originals), size):
+                batch = originals[start : start + size]
+                summary = candidates_generate(
+                    campaign=campaign, originals=batch, show_progress=show_progress
+                )
+                stored, kept, done = stored + summary.stored, kept + summary.kept, done + len(batch)
+                tell(campaign)
             lines.append(
-                f"{campaign.name}: {summary.stored} candidates ({summary.kept} fluent) for "
-                f"{summary.originals} originals in {summary.seconds.get('total', 0):.0f}s."
+                f"{campaign.name}: {stored} candidates ({kept} fluent) for "
+                f"{len(originals)} originals in {clock() - campaign_started:.0f}s."
             )
         selected = units_create_from_selection(campaign=campaign)
         if campaign.units.exists() and campaign.status != CampaignStatus.LABELING:

@@ -1,8 +1,8 @@
-"""Worker pages, all under the worker's signed token."""
+"""The worker's pages (rounds, instructions, done), all under the worker's signed token (w/)."""
 
 from django.urls import path
 
-from cfannotate.labeling import views
+from cfannotate.crowd import round_views as views
 
 urlpatterns = [
     path("<str:token>/", views.assignment_start_page, name="worker-start"),

@@ -1,10 +1,12 @@
+"""The worker's round pages (`cfannotate/crowd/round_views.py`) over labeling's assignments."""
+
 import re
 
 import pytest
 from django.test import Client
 from django.urls import reverse
 
-from cfannotate.crowd.tokens import assignment_token, form_token, join_token
+from cfannotate.core.worker_tokens import assignment_token, form_token, join_token
 from cfannotate.labeling.models import Assignment, AssignmentState, Judgment, RoundKind
 from tests.factories import make_labeling_campaign
 
@@ -295,3 +297,33 @@ def test_a_bad_invitation_link_and_a_full_campaign_say_so(client):
     full = Client().post(url)
     assert full.status_code == 409 and b"no work left" in full.content
     assert b"<h1>No work right now</h1>" in full.content
+
+
+@pytest.mark.parametrize(
+    ("status", "come_back"),
+    [
+        ("paused", "Come back later: the researcher has paused it"),
+        ("finished", "There is no need to come back"),
+    ],
+)
+def test_no_work_is_a_plain_styled_page_that_says_whether_to_come_back(client, status, come_back):
+    campaign = make_labeling_campaign(units=2)
+    campaign.status = status
+    campaign.save()
+    response = client.post(reverse("join", kwargs={"token": join_token(campaign.id)}))
+    assert response.status_code == 409
+    page = response.content.decode()
+    assert "<title>No work right now · cfannotate</title>" in page
+    assert "<h1>No work right now</h1>" in page and "Something is not right" not in page
+    assert come_back in page
+    assert 'role="alert"' not in page  # nobody did anything wrong
+    assert "css/cfannotate.css" in page
+
+
+def test_no_work_while_others_hold_the_last_rounds_says_when_to_try_again(client):
+    campaign = make_labeling_campaign(units=1, k=1)
+    url = reverse("join", kwargs={"token": join_token(campaign.id)})
+    assert client.post(url).status_code == 302
+    page = Client().post(url).content.decode()
+    assert "other workers are doing the last rounds" in page
+    assert "try again in about" in page and "minutes." in page

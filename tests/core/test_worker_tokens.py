@@ -1,7 +1,7 @@
 import pytest
 
+from cfannotate.core import worker_tokens as tokens
 from cfannotate.core.exceptions import Forbidden
-from cfannotate.crowd import tokens
 
 
 def test_assignment_token_round_trips():
@@ -77,7 +77,7 @@ def test_entry_and_link_tokens_are_their_own_kinds():
 def test_a_resume_code_names_its_assignment_until_the_nonce_rotates():
     from types import SimpleNamespace
 
-    from cfannotate.crowd.tokens import resume_code, resume_code_matches, resume_code_parse
+    from cfannotate.core.worker_tokens import resume_code, resume_code_matches, resume_code_parse
 
     assignment = SimpleNamespace(id=42, token_nonce="n1")
     code = resume_code(assignment)

@@ -2,9 +2,9 @@
 
 Workers have no account: the signed token in every URL is their credential, and a
 form token in each page stands in for the CSRF cookie that a platform's iframe would
-block (see `cfannotate.crowd.tokens`). Views only translate HTTP to the services in
-`rounds` and back. What differs by crowd platform (who may frame the pages, how the
-completion page hands the work back) comes from `cfannotate.crowd.providers`.
+block (see `cfannotate.core.worker_tokens`). Views only translate HTTP to the services in
+`cfannotate.labeling.rounds` and back. What differs by crowd platform (who may frame the
+pages, how the completion page hands the work back) comes from `cfannotate.crowd.providers`.
 """
 
 from collections.abc import Callable
@@ -28,15 +28,15 @@ from cfannotate.core.exceptions import (
 )
 from cfannotate.core.framing import allow_form_posts
 from cfannotate.core.htmx import HtmxHttpRequest
-from cfannotate.crowd.models import Platform
-from cfannotate.crowd.providers import allow_platform_framing, handback_for
-from cfannotate.crowd.services import ANONYMOUS_ID
-from cfannotate.crowd.tokens import (
+from cfannotate.core.worker_tokens import (
     assignment_binding_check,
     form_token,
     form_token_check,
     resume_code,
 )
+from cfannotate.crowd.models import Platform
+from cfannotate.crowd.providers import allow_platform_framing, handback_for
+from cfannotate.crowd.services import ANONYMOUS_ID
 from cfannotate.labeling import rounds
 from cfannotate.labeling.assignments import raise_if_expired
 from cfannotate.labeling.models import Assignment, AssignmentState, RoundKind

@@ -1,0 +1,227 @@
+"""Benchmark: every researcher page on the demo data, warm and on a process's first load.
+
+The demo's data (`cfannotate.demo.setup.demo_setup`: the two fixture campaigns and
+the labeled example with its simulated crowd and quality control; nothing generated)
+goes into a fresh SQLite database in a temporary directory. Every researcher page of the
+labeled example is loaded with Django's test client as its owner, `DEBUG` off: the
+median and the slowest of `--loads` loads after one unmeasured load, and the queries
+one load makes. The baseline, measured the same way in the same run, is the cheapest
+page the stack serves (`/healthz`): the ratio says how much a page costs above the
+framework's floor.
+
+A page's first load in a fresh process (a new gunicorn worker) is timed too, in child
+processes: the settings page without the generator catalog in the shared cache, which
+imports every generator's module (the 9 s first load of issue 24), then with it (as
+`demo_setup` leaves it); then every page's first load in a third child.
+
+    python bench/pages.py               # 15 loads a page, about a minute and a half
+    python bench/pages.py --quick       # 5 loads a page
+
+The last line reads `RESULT pages slowest_ms=... slowest=... floor_ms=... over_300ms=...
+settings_first_ms=... settings_first_uncached_ms=... first_slowest_ms=...`.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))  # before bench/, whose generation.py would shadow the package
+
+BUDGET_MS = 300.0  # issue 24: every researcher page answers in under 300 ms
+
+
+def _configure(state_dir: str) -> None:
+    """Django on the benchmark's own SQLite database, as a production process runs it."""
+    os.environ.pop("DATABASE_URL", None)
+    os.environ.update(
+        {
+            "CFANNOTATE_STATE_DIR": state_dir,
+            "CFANNOTATE_DEBUG": "0",
+            "CFANNOTATE_ALLOWED_HOSTS": "testserver",
+            "DJANGO_SETTINGS_MODULE": "cfannotate.settings",
+        }
+    )
+    import django
+
+    django.setup()
+
+
+def researcher_pages() -> dict[str, str]:
+    """Every researcher page of the demo's labeled example, by route name."""
+    from django.urls import reverse
+
+    from cfannotate.campaigns.models import Campaign
+    from cfannotate.demo.setup import EXAMPLE_NAME
+
+    campaign = Campaign.objects.get(name=EXAMPLE_NAME)
+    candidate = campaign.candidates.order_by("id").first()
+    by_id = {"campaign_id": campaign.id}
+    on_candidate = {**by_id, "candidate_id": candidate.id}
+    pages = {name: reverse(name) for name in ("home", "campaign-new", "api-token")}
+    for name in (
+        "campaign-detail",
+        "campaign-settings",
+        "original-upload",
+        "run-progress",
+        "candidate-import",
+        "candidate-review",
+        "labeling-block",
+        "gold-page",
+        "crowd-platforms",
+        "quality-page",
+        "quality-report",
+        "quality-decisions",
+        "evaluation-fragment",
+    ):
+        pages[name] = reverse(name, kwargs=by_id)
+    pages["candidate-row"] = reverse("candidate-row", kwargs=on_candidate)
+    pages["candidate-edit"] = reverse("candidate-edit", kwargs=on_candidate)
+    pages["candidates-promote"] = reverse(
+        "candidates-promote", kwargs={**by_id, "original_id": candidate.original_id}
+    )
+    return pages
+
+
+def _client():
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    from cfannotate.demo.setup import DEMO_USERNAME
+
+    client = Client()
+    client.force_login(get_user_model().objects.get(username=DEMO_USERNAME))
+    return client
+
+
+def _get(client, url: str) -> float:
+    started = time.perf_counter()
+    response = client.get(url)
+    elapsed = time.perf_counter() - started
+    if response.status_code != 200:
+        raise SystemExit(f"pages benchmark: {url} answered {response.status_code}")
+    return elapsed * 1000
+
+
+def first_loads(state_dir: str, settings_only: bool) -> None:
+    """In a fresh process: the settings page's first load, or every page's first load
+    (the settings page's last: a cached catalog imports the generators in the background,
+    which would slow the pages after it), as JSON."""
+    _configure(state_dir)
+    client = _client()
+    pages = researcher_pages()
+    _get(client, "/healthz")  # the URLconf and middleware, which any first request loads
+    if settings_only:
+        pages = {"campaign-settings": pages["campaign-settings"]}
+    order = [*[name for name in pages if name != "campaign-settings"], "campaign-settings"]
+    print(json.dumps({name: _get(client, pages[name]) for name in order}))
+
+
+def _child_first_loads(state_dir: str, *, settings_only: bool) -> dict[str, float]:
+    child = subprocess.run(
+        [
+            sys.executable,
+            __file__,
+            "--settings-first-load" if settings_only else "--first-loads",
+            state_dir,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=REPO,
+    )
+    if child.returncode:
+        raise SystemExit("pages benchmark: the first-load process failed:\n" + child.stderr[-2000:])
+    return json.loads(child.stdout.strip().splitlines()[-1])
+
+
+def build(state_dir: str) -> float:
+    """A migrated database with the demo's data; seconds it took."""
+    from django.core.management import call_command
+
+    from cfannotate.demo.setup import demo_setup
+
+    started = time.perf_counter()
+    call_command("migrate", verbosity=0)
+    demo_setup()
+    return time.perf_counter() - started
+
+
+def measure(client, url: str, loads: int) -> tuple[float, float, int]:
+    """(median ms, slowest ms, queries) of `loads` loads after an unmeasured one."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    _get(client, url)
+    times = [_get(client, url) for _ in range(loads)]
+    with CaptureQueriesContext(connection) as queries:
+        client.get(url)
+    return statistics.median(times), max(times), len(queries)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="5 loads a page")
+    parser.add_argument("--loads", type=int, default=None, help="measured loads a page")
+    parser.add_argument("--first-loads", metavar="STATE_DIR", help=argparse.SUPPRESS)
+    parser.add_argument("--settings-first-load", metavar="STATE_DIR", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.first_loads or args.settings_first_load:
+        first_loads(args.first_loads or args.settings_first_load, not args.first_loads)
+        return
+    loads = args.loads or (5 if args.quick else 15)
+
+    with tempfile.TemporaryDirectory(prefix="cfannotate-pages-") as state_dir:
+        _configure(state_dir)
+        from django.core.cache import cache
+
+        seconds = build(state_dir)
+        print(f"demo data: {seconds:.1f}s (migrate and demo_setup, no generation)")
+
+        # 1. First loads in fresh processes: the settings page without the catalog in the
+        # cache (the child stores it), then with it; then every page.
+        cache.clear()
+        uncached = _child_first_loads(state_dir, settings_only=True)["campaign-settings"]
+        cached = _child_first_loads(state_dir, settings_only=True)["campaign-settings"]
+        first = _child_first_loads(state_dir, settings_only=False)
+
+        # 2. Warm loads here, and the floor.
+        client = _client()
+        floor, _, _ = measure(client, "/healthz", loads)
+        rows = []
+        for name, url in researcher_pages().items():
+            median, slowest, queries = measure(client, url, loads)
+            rows.append((name, median, slowest, queries, first[name]))
+
+    print(f"{loads} loads a page after one unmeasured; floor /healthz {floor:.2f} ms (median)")
+    print(
+        f"{'page':22} {'median ms':>10} {'max ms':>8} {'x floor':>8} {'queries':>8} {'first ms':>9}"
+    )
+    for name, median, slowest, queries, first_ms in rows:
+        print(
+            f"{name:22} {median:10.1f} {slowest:8.1f} {median / floor:8.1f} {queries:8d} "
+            f"{first_ms:9.1f}"
+        )
+    print(
+        f"settings page, first load in a fresh process: {cached:.0f} ms with the generator "
+        f"catalog cached, {uncached:.0f} ms without (ratio {uncached / cached:.1f})"
+    )
+    name, median, *_ = max(rows, key=lambda row: row[1])
+    first_name, first_slowest = max(first.items(), key=lambda item: item[1])
+    over = sum(row[1] > BUDGET_MS for row in rows)
+    print(
+        f"RESULT pages slowest_ms={median:.1f} slowest={name} floor_ms={floor:.2f} "
+        f"over_300ms={over} pages={len(rows)} settings_first_ms={cached:.0f} "
+        f"settings_first_uncached_ms={uncached:.0f} first_slowest_ms={first_slowest:.0f} "
+        f"first_slowest={first_name}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,144 @@
+"""Writes of candidates' predicted labels: the classifier in the loop (issue #21, item 3).
+
+A campaign's `flip_classifier` says where a candidate's predicted label and confidence
+come from: the built-in baseline trained on the campaign's originals, a
+text-classification model directory, or a file the researcher uploads. Selection
+(`cfannotate.labeling.units`) weighs the predicted flips against diversity.
+"""
+
+import functools
+import logging
+from collections.abc import Sequence
+
+from django.db import transaction
+
+from cfannotate.campaigns.models import Campaign, FlipClassifier
+from cfannotate.candidates.models import Candidate
+from cfannotate.core import tabular
+from cfannotate.core.exceptions import InvalidInput
+from cfannotate.core.row_report import rows_invalid
+
+logger = logging.getLogger(__name__)
+
+MAX_PREDICTION_ROWS = 100_000
+MAX_PREDICTION_BYTES = 20 * 1024 * 1024
+# Each column of a predictions file and the other headers accepted for it.
+PREDICTION_COLUMNS = {
+    "id": ("id", "candidate_id", "candidate"),
+    "label": ("label", "predicted_label", "prediction"),
+    "confidence": ("confidence", "probability", "score"),
+}
+PREDICTION_COLUMN_NAMES = tabular.ColumnNames(PREDICTION_COLUMNS, ("id", "label"))
+
+
+@functools.lru_cache(maxsize=2)
+def _model_classifier(path: str, labels: tuple[str, ...]):
+    """A model directory loaded once per worker process and label set."""
+    from generation.label_classifiers import ModelDirectoryClassifier
+
+    return ModelDirectoryClassifier(path, labels=labels)
+
+
+def label_classifier(campaign: Campaign):
+    """The campaign's classifier, ready to predict; None where it computes nothing (none,
+    uploaded) or the baseline has fewer than two labels among the originals to learn from.
+    A model directory that cannot be loaded is InvalidInput naming `flip_model`."""
+    from generation.label_classifiers import BaselineLabelClassifier
+
+    labels = tuple(campaign.labels.values_list("value", flat=True))
+    if campaign.flip_classifier == FlipClassifier.BASELINE:
+        rows = list(campaign.originals.values_list("text", "label__value", "context"))
+        if len({label for _, label, _ in rows}) < 2:
+            logger.info("campaign %s: the baseline needs originals of two labels", campaign.pk)
+            return None
+        texts, values, contexts = zip(*rows, strict=True)
+        return BaselineLabelClassifier().fit(
+            texts, values, contexts if campaign.is_pair_task else None
+        )
+    if campaign.flip_classifier == FlipClassifier.MODEL:
+        try:
+            return _model_classifier(campaign.flip_model, labels)
+        except ValueError as error:
+            raise InvalidInput(
+                f"The classifier cannot be loaded: {error}", fields={"flip_model": [str(error)]}
+            ) from None
+    return None
+
+
+def candidates_predict(*, campaign: Campaign, candidates: Sequence[Candidate] | None = None) -> int:
+    """Predict the label of `candidates` (default: the campaign's that have no prediction)
+    with the campaign's classifier and store it. Returns how many were predicted.
+
+    Uploaded predictions are never overwritten by a computed one.
+    """
+    if campaign.flip_classifier in (FlipClassifier.NONE, FlipClassifier.UPLOADED):
+        return 0
+    rows = list(
+        candidates
+        if candidates is not None
+        else Candidate.objects.filter(campaign=campaign, prediction_source="").select_related(
+            "original"
+        )
+    )
+    rows = [row for row in rows if row.prediction_source != FlipClassifier.UPLOADED]
+    if not rows:
+        return 0
+    classifier = label_classifier(campaign)
+    if classifier is None:
+        return 0
+    contexts = [row.original.context for row in rows] if campaign.is_pair_task else None
+    predictions = classifier.predict([row.text for row in rows], contexts)
+    labels = {label.value: label for label in campaign.labels.all()}
+    for row, prediction in zip(rows, predictions, strict=True):
+        row.predicted_label = labels[prediction.label]
+        row.predicted_confidence = min(1.0, max(0.0, prediction.confidence))
+        row.prediction_source = classifier.source
+    Candidate.objects.bulk_update(
+        rows, ["predicted_label", "predicted_confidence", "prediction_source"], batch_size=500
+    )
+    return len(rows)
+
+
+def candidate_predictions_upload(*, campaign: Campaign, file_name: str, content: bytes) -> int:
+    """Store a researcher's predictions for the campaign's candidates: all rows or none.
+
+    A CSV or JSONL file with `id` (the candidate's id, as the API and exports give it),
+    `label` and optionally `confidence` (0 to 1; default 1). Every bad row is reported
+    at once (InvalidInput, one entry per row). Returns the number of candidates updated.
+    """
+    from generation.label_classifiers import uploaded_predictions
+
+    table = tabular.table_read(
+        file_name=file_name,
+        content=content,
+        max_bytes=MAX_PREDICTION_BYTES,
+        max_rows=MAX_PREDICTION_ROWS,
+        check_header=PREDICTION_COLUMN_NAMES.check_header,
+    )
+    labels = {label.value: label for label in campaign.labels.all()}
+    ids = [
+        str(pk) for pk in Candidate.objects.filter(campaign=campaign).values_list("pk", flat=True)
+    ]
+    rows = [PREDICTION_COLUMN_NAMES.canonical(row.values) for row in table.rows]
+    predictions, problems = uploaded_predictions(rows, list(labels), ids)
+    errors = dict(table.errors)
+    for key, found in problems.items():  # "row N" counts data rows; the file's own names
+        errors.setdefault(table.rows[int(key.split()[-1]) - 1].where, []).extend(found)
+    if errors:
+        raise rows_invalid(errors, nothing="no prediction was stored")
+    if not predictions:
+        raise InvalidInput("The file has no predictions.", fields={"file": ["No rows."]})
+    candidates = list(Candidate.objects.filter(campaign=campaign, pk__in=list(predictions)))
+    for candidate in candidates:
+        prediction = predictions[str(candidate.pk)]
+        candidate.predicted_label = labels[prediction.label]
+        candidate.predicted_confidence = prediction.confidence
+        candidate.prediction_source = FlipClassifier.UPLOADED
+    with transaction.atomic():
+        Candidate.objects.bulk_update(
+            candidates,
+            ["predicted_label", "predicted_confidence", "prediction_source"],
+            batch_size=500,
+        )
+    logger.info("campaign %s: %d predictions uploaded", campaign.pk, len(candidates))
+    return len(candidates)

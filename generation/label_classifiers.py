@@ -1,0 +1,225 @@
+"""The classifier in the loop: each candidate's predicted label and confidence (issue #21, 3).
+
+Three sources, one shape (`LabelPrediction`): the built-in scikit-learn baseline
+trained on a campaign's originals (`BaselineLabelClassifier`, over
+`generation.priority.BaselineClassifier`), a text-classification model directory the
+researcher names (`ModelDirectoryClassifier`, transformers, local files only), and
+the researcher's own predictions uploaded for the candidates (`uploaded_predictions`).
+`flip_scores` turns predictions into the chance that each candidate reached the label
+it should, which selection weighs against diversity (selection.md §2).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from generation.priority import BaselineClassifier
+
+BASELINE, MODEL, UPLOADED = "baseline", "model", "uploaded"
+SOURCES = (BASELINE, MODEL, UPLOADED)
+
+
+@dataclass(frozen=True)
+class LabelPrediction:
+    """A classifier's label for one text, its probability, and every label's (if known)."""
+
+    label: str
+    confidence: float  # the probability of `label`, in [0, 1]
+    probabilities: Mapping[str, float] = field(default_factory=dict)
+
+    def probability(self, label: str) -> float:
+        """P(label): from the full distribution where given, else what `confidence` implies
+        (the rest shared evenly is unknown, so another label gets 1 - confidence at most)."""
+        if self.probabilities:
+            return float(self.probabilities.get(label, 0.0))
+        return self.confidence if label == self.label else 1.0 - self.confidence
+
+
+def _from_rows(probabilities: np.ndarray, classes: Sequence[str]) -> list[LabelPrediction]:
+    """(n, k) probabilities over `classes` -> one prediction per row."""
+    predictions = []
+    for row in probabilities:
+        best = int(np.argmax(row))
+        predictions.append(
+            LabelPrediction(
+                label=str(classes[best]),
+                confidence=float(row[best]),
+                probabilities={str(c): float(p) for c, p in zip(classes, row, strict=True)},
+            )
+        )
+    return predictions
+
+
+class BaselineLabelClassifier:
+    """TF-IDF + logistic regression fitted on labeled texts (a campaign's originals)."""
+
+    source = BASELINE
+
+    def __init__(self, seed: int = 0) -> None:
+        self.model = BaselineClassifier(seed=seed)
+
+    def fit(
+        self, texts: Sequence[str], labels: Sequence[str], contexts: Sequence[str] | None = None
+    ) -> BaselineLabelClassifier:
+        """ValueError with fewer than two labels among the examples (nothing to learn)."""
+        self.model.fit(texts, labels, contexts)
+        return self
+
+    def predict(
+        self, texts: Sequence[str], contexts: Sequence[str] | None = None
+    ) -> list[LabelPrediction]:
+        if not texts:
+            return []
+        uses_context = self.model._uses_context  # fitted on pairs: pass the contexts too
+        probabilities = self.model.predict_proba(texts, contexts if uses_context else None)
+        return _from_rows(probabilities, list(self.model.classes_))
+
+
+class ModelDirectoryClassifier:
+    """A transformers text-classification model from a local directory.
+
+    Its `config.id2label` names must be the campaign's label values, or be mapped to them
+    with `label_map` (e.g. {"LABEL_0": "negative", "POSITIVE": "positive"}, case-blind).
+    Pair tasks are encoded as (context, text), as NLI models are trained.
+    """
+
+    source = MODEL
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        labels: Sequence[str] = (),
+        label_map: Mapping[str, str] | None = None,
+        device: str = "cpu",
+        batch_size: int = 32,
+        max_length: int = 256,
+    ) -> None:
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        directory = Path(path).expanduser()
+        if not directory.is_dir():
+            raise ValueError(f"No model directory at {directory}.")
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(directory, local_files_only=True)
+            self.model = AutoModelForSequenceClassification.from_pretrained(
+                directory, local_files_only=True
+            )
+        except (OSError, ValueError) as error:
+            raise ValueError(
+                f"{directory} is not a text-classification model directory: {error}"
+            ) from None
+        self.model.to(device).eval()
+        self.device, self.batch_size, self.max_length = device, batch_size, max_length
+        self.classes = self._classes(labels, label_map or {})
+
+    def _classes(self, labels: Sequence[str], label_map: Mapping[str, str]) -> list[str]:
+        mapping = {str(k).lower(): str(v) for k, v in label_map.items()}
+        names = [self.model.config.id2label[index] for index in range(self.model.config.num_labels)]
+        classes = [mapping.get(str(name).lower(), str(name).lower()) for name in names]
+        unknown = [
+            name for name, cls in zip(names, classes, strict=True) if labels and cls not in labels
+        ]
+        if unknown:
+            raise ValueError(
+                f"The model's labels {', '.join(map(str, unknown))} are not labels of the task "
+                f"({', '.join(labels)}); give a label_map."
+            )
+        return classes
+
+    def predict(
+        self, texts: Sequence[str], contexts: Sequence[str] | None = None
+    ) -> list[LabelPrediction]:
+        import torch
+
+        rows = []
+        with torch.no_grad():
+            for start in range(0, len(texts), self.batch_size):
+                batch = list(texts[start : start + self.batch_size])
+                pairs = list(contexts[start : start + self.batch_size]) if contexts else None
+                encoded = self.tokenizer(
+                    *((pairs, batch) if pairs and any(pairs) else (batch,)),
+                    padding=True,
+                    truncation=True,
+                    max_length=self.max_length,
+                    return_tensors="pt",
+                ).to(self.device)
+                logits = self.model(**encoded).logits  # (batch, labels)
+                rows.append(torch.softmax(logits.float(), dim=-1).cpu().numpy())
+        if not rows:
+            return []
+        return _from_rows(np.concatenate(rows), self.classes)
+
+
+def uploaded_predictions(
+    rows: Sequence[Mapping], labels: Sequence[str], known_ids: Sequence[str]
+) -> tuple[dict[str, LabelPrediction], dict[str, list[str]]]:
+    """A researcher's predictions for candidates: ({id: prediction}, {row: problems}).
+
+    Each row has `id` (a candidate id), `label` (one of `labels`, case-blind) and
+    optionally `confidence` (in [0, 1]; default 1). Every bad row is reported, under
+    "row N" (N counts rows from 1), so a whole file can be fixed at once.
+    """
+    by_name = {str(label).lower(): str(label) for label in labels}
+    known = {str(key) for key in known_ids}
+    predictions: dict[str, LabelPrediction] = {}
+    errors: dict[str, list[str]] = {}
+    seen: dict[str, int] = {}
+    for number, row in enumerate(rows, start=1):
+        problems = []
+        key = str(row.get("id", "") or "").strip()
+        name = str(row.get("label", "") or "").strip()
+        confidence = _confidence(row.get("confidence"), problems)
+        if not key:
+            problems.append("id: Missing; give a candidate id.")
+        elif key not in known:
+            problems.append(f"id: No candidate {key!r} in this campaign.")
+        elif key in seen:
+            problems.append(f"id: {key!r} is also in row {seen[key]}.")
+        if not name:
+            problems.append("label: Missing.")
+        elif name.lower() not in by_name:
+            problems.append(f"label: Unknown label {name!r}; expected one of {', '.join(labels)}.")
+        if problems:
+            errors[f"row {number}"] = problems
+            continue
+        seen[key] = number
+        predictions[key] = LabelPrediction(by_name[name.lower()], confidence)
+    return predictions, errors
+
+
+def _confidence(value, problems: list[str]) -> float:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return 1.0
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        problems.append(f"confidence: {value!r} is not a number.")
+        return 1.0
+    if not math.isfinite(number) or not 0.0 <= number <= 1.0:
+        problems.append(f"confidence: {value!r} is not between 0 and 1.")
+    return number
+
+
+def flip_scores(
+    predictions: Sequence[LabelPrediction | None],
+    original_labels: Sequence[str],
+    intended_labels: Sequence[str | None] | None = None,
+) -> list[float]:
+    """Each candidate's predicted chance of a flip, in [0, 1]: P(intended label) where the
+    candidate aimed at one, else 1 - P(x's label); 0 without a prediction."""
+    intended = intended_labels or [None] * len(predictions)
+    scores = []
+    for prediction, label, aim in zip(predictions, original_labels, intended, strict=True):
+        if prediction is None:
+            scores.append(0.0)
+        elif aim:
+            scores.append(min(1.0, max(0.0, prediction.probability(aim))))
+        else:
+            scores.append(min(1.0, max(0.0, 1.0 - prediction.probability(label))))
+    return scores

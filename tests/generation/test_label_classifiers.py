@@ -1,0 +1,140 @@
+"""The classifier in the loop: baseline, model directory, uploaded predictions, flip scores."""
+
+import math
+
+import pytest
+import torch
+from transformers import GPT2Config, GPT2ForSequenceClassification
+
+from generation.label_classifiers import (
+    BaselineLabelClassifier,
+    LabelPrediction,
+    ModelDirectoryClassifier,
+    flip_scores,
+    uploaded_predictions,
+)
+from tests.generation.tiny_models import build_tiny_tokenizer
+
+POSITIVE = ["a great film", "a wonderful great story", "great acting", "wonderful music"]
+NEGATIVE = ["a terrible film", "a dull terrible story", "terrible acting", "dull music"]
+
+
+def test_the_baseline_learns_the_originals_and_gives_every_labels_probability():
+    classifier = BaselineLabelClassifier().fit(
+        POSITIVE + NEGATIVE, ["positive"] * 4 + ["negative"] * 4
+    )
+    great, terrible = classifier.predict(["a great great film", "a terrible dull film"])
+    assert (great.label, terrible.label) == ("positive", "negative")
+    assert 0.5 < great.confidence <= 1.0
+    assert math.isclose(sum(great.probabilities.values()), 1.0)
+    assert great.probability("negative") == pytest.approx(1 - great.confidence)
+    assert classifier.predict([]) == []
+
+
+def test_the_baseline_refuses_originals_of_one_label():
+    with pytest.raises(ValueError, match="at least two labels"):
+        BaselineLabelClassifier().fit(POSITIVE, ["positive"] * 4)
+
+
+def test_a_prediction_without_probabilities_reads_them_from_its_confidence():
+    prediction = LabelPrediction("negative", 0.8)
+    assert prediction.probability("negative") == 0.8
+    assert prediction.probability("positive") == pytest.approx(0.2)
+
+
+def test_flip_scores_aim_at_the_intended_label_else_away_from_xs():
+    predictions = [
+        LabelPrediction("negative", 0.9),
+        LabelPrediction("positive", 0.7),
+        None,
+        LabelPrediction("neutral", 0.6, {"neutral": 0.6, "contradiction": 0.3, "entailment": 0.1}),
+    ]
+    scores = flip_scores(
+        predictions,
+        ["positive", "positive", "positive", "entailment"],
+        ["negative", None, "negative", "contradiction"],
+    )
+    assert scores == pytest.approx([0.9, 0.3, 0.0, 0.3])
+
+
+def test_uploaded_predictions_take_labels_case_blind_and_confidence_by_default_one():
+    rows = [{"id": "1", "label": "Negative", "confidence": "0.75"}, {"id": 2, "label": "positive"}]
+    predictions, errors = uploaded_predictions(rows, ["negative", "positive"], ["1", "2"])
+    assert errors == {}
+    assert predictions == {
+        "1": LabelPrediction("negative", 0.75),
+        "2": LabelPrediction("positive", 1.0),
+    }
+
+
+def test_every_bad_uploaded_row_is_reported_with_what_is_wrong():
+    rows = [
+        {"id": "", "label": "negative"},
+        {"id": "9", "label": "negative"},
+        {"id": "1", "label": "sarcastic"},
+        {"id": "1", "label": "negative", "confidence": "high"},
+        {"id": "2", "label": "negative", "confidence": 1.5},
+        {"id": "2", "label": "positive"},
+        {"id": "2", "label": "positive"},
+    ]
+    predictions, errors = uploaded_predictions(rows, ["negative", "positive"], ["1", "2"])
+    assert errors == {
+        "row 1": ["id: Missing; give a candidate id."],
+        "row 2": ["id: No candidate '9' in this campaign."],
+        "row 3": ["label: Unknown label 'sarcastic'; expected one of negative, positive."],
+        "row 4": ["confidence: 'high' is not a number."],
+        "row 5": ["confidence: 1.5 is not between 0 and 1."],
+        "row 7": ["id: '2' is also in row 6."],
+    }
+    assert list(predictions) == ["2"]
+
+
+@pytest.fixture(scope="module")
+def classifier_directory(tmp_path_factory):
+    """A tiny random GPT-2 text classifier with labels NEG / POS, saved like a trained one."""
+    directory = tmp_path_factory.mktemp("tiny-classifier")
+    tokenizer = build_tiny_tokenizer("gpt2")
+    tokenizer.pad_token = tokenizer.eos_token
+    torch.manual_seed(0)
+    config = GPT2Config(
+        vocab_size=len(tokenizer),
+        n_positions=64,
+        n_embd=16,
+        n_layer=1,
+        n_head=2,
+        num_labels=2,
+        id2label={0: "NEG", 1: "POS"},
+        label2id={"NEG": 0, "POS": 1},
+        pad_token_id=tokenizer.eos_token_id,
+    )
+    GPT2ForSequenceClassification(config).save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
+def test_a_model_directory_predicts_with_its_labels_mapped_to_the_tasks(classifier_directory):
+    classifier = ModelDirectoryClassifier(
+        classifier_directory,
+        labels=["negative", "positive"],
+        label_map={"neg": "negative", "POS": "positive"},
+        batch_size=2,
+    )
+    predictions = classifier.predict(["a great film", "a dull film", "music"])
+    assert len(predictions) == 3
+    for prediction in predictions:
+        assert prediction.label in {"negative", "positive"}
+        assert sum(prediction.probabilities.values()) == pytest.approx(1.0)
+        assert prediction.confidence == max(prediction.probabilities.values())
+    assert classifier.predict([]) == []
+
+
+def test_a_model_whose_labels_the_task_lacks_is_refused(classifier_directory):
+    with pytest.raises(ValueError, match="give a label_map"):
+        ModelDirectoryClassifier(classifier_directory, labels=["negative", "positive"])
+
+
+def test_a_directory_that_is_no_classifier_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="No model directory"):
+        ModelDirectoryClassifier(tmp_path / "missing")
+    with pytest.raises(ValueError, match="not a text-classification model directory"):
+        ModelDirectoryClassifier(tmp_path)

@@ -1,0 +1,165 @@
+"""Label-directed prompts: what they show the model, how answers parse, what Polyjuice asks."""
+
+import pytest
+
+from generation.label_directed import (
+    TEMPLATE_EXAMPLES,
+    LabelDirectedStrategy,
+    LabelExample,
+    changed_span,
+    examples_for,
+    first_blank_only,
+    target_labels,
+)
+from generation.models import LoadedModel, load_causal_lm
+from generation.parsing import ParseCache
+from generation.polyjuice import PerturbTarget, PolyjuiceSettings, polyjuice_generate
+from generation.records import OriginalRecord
+from generation.strategies import PromptRequest
+from generation.tokens import BLANK
+from tests.generation.tiny_models import tiny_lm_directory
+
+KIDS = OriginalRecord("kids", "It is great for kids.", "positive")
+SENTIMENT = ("negative", "positive")
+OWN = LabelExample("The tea was hot.", "positive", "The tea was cold.", "negative", "lexical")
+
+
+@pytest.fixture(scope="module")
+def tiny_lm(tmp_path_factory) -> LoadedModel:
+    return load_causal_lm(tiny_lm_directory(tmp_path_factory, "gpt2"), device="cpu")
+
+
+def request(blanked: str, code: str = "lexical") -> PromptRequest:
+    return PromptRequest(KIDS.text, code, blanked, "positive", "negative")
+
+
+def test_the_campaigns_own_pairs_come_first_then_the_template_in_the_tasks_spelling():
+    own_only = examples_for(SENTIMENT, [OWN, OWN])
+    assert own_only == (OWN, OWN)  # two pairs of its own: the template is not needed
+    topped_up = examples_for(("Negative", "Positive"), [OWN])
+    assert topped_up[0] == OWN and len(topped_up) > 1
+    assert {e.source_label for e in topped_up[1:]} <= {"Negative", "Positive"}
+    assert examples_for(("a", "b")) == ()  # no template for an unknown label set
+
+
+def test_every_template_example_is_a_flip_with_a_code():
+    for labels, examples in TEMPLATE_EXAMPLES.items():
+        for example in examples:
+            assert example.source_label != example.target_label
+            assert {example.source_label, example.target_label} <= labels
+            assert example.code and example.source != example.target
+
+
+def test_target_labels_are_the_other_labels_in_order():
+    assert target_labels("neutral", ["entailment", "neutral", "contradiction"]) == [
+        "entailment",
+        "contradiction",
+    ]
+    assert target_labels("positive", ["positive"]) == []
+
+
+def test_only_the_first_blank_stays_blank():
+    text = "I loved this movie, the acting was superb."
+    blanked = "I loved [BLANK], the [BLANK] was superb."
+    assert first_blank_only(text, blanked) == "I loved [BLANK], the acting was superb."
+    assert first_blank_only(text, BLANK) == BLANK
+    assert first_blank_only(text, "I [BLANK] this movie, the acting was superb.") == (
+        "I [BLANK] this movie, the acting was superb."
+    )
+
+
+def test_changed_span_is_the_one_region_that_differs():
+    assert changed_span("The soup tasted great.", "The soup tasted awful.") == (
+        "The soup tasted",
+        "great",
+        "awful",
+    )
+    assert changed_span("It is not good.", "It is good.") == ("It is", "not", "")
+    assert changed_span("A b c d.", "X b c Y.") is None  # two regions
+    assert changed_span("Same.", "Same.") is None
+
+
+def test_a_rewrite_prompt_names_both_labels_and_begins_with_the_first_word():
+    strategy = LabelDirectedStrategy((OWN,))
+    parts = strategy.split(request(BLANK, "negation"))
+    assert parts.shared.startswith("positive: The tea was hot.\nnegative [lexical]: The tea was")
+    assert parts.context == "positive: It is great for kids.\n"
+    assert parts.own == "negative [negation]: It"
+    assert strategy.parse(request(BLANK), " is bad for kids.\npositive: more") == (
+        "It is bad for kids."
+    )
+    assert strategy.parse(request(BLANK), "\n") is None  # nothing written
+    assert strategy.parse(request(BLANK), " is [EQ] for kids.") is None  # a bracket
+
+
+def test_a_replacement_prompt_quotes_the_span_and_ends_at_its_closing_quote():
+    strategy = LabelDirectedStrategy((OWN,))
+    blanked = "It is [BLANK] for kids."
+    parts = strategy.split(request(blanked))
+    assert parts.own == 'negative [lexical], replacing "great": It is "'
+    # The quoted form of the example is shown too.
+    assert 'negative [lexical], replacing "hot": The tea was "cold"' in parts.shared
+    assert strategy.parse(request(blanked), 'awful" for kids.') == "It is awful for kids."
+    assert strategy.parse(request(blanked), '" for kids.') == "It is for kids."  # a deletion
+    assert strategy.parse(request(blanked), "awful for kids.") is None  # never closed
+    assert strategy.parse(request(blanked), 'aw|ful"') is None  # a pipe
+    assert strategy.answers_needed(request(blanked)) == 0 and strategy.stops_at_newline
+
+
+def test_a_pair_tasks_context_is_shown_before_x():
+    strategy = LabelDirectedStrategy()
+    nli = PromptRequest("A dog runs.", "lexical", BLANK, "entailment", "contradiction", "A dog.")
+    assert strategy.split(nli).context == "(A dog.)\nentailment: A dog runs.\n"
+
+
+@pytest.fixture
+def label_decoding(monkeypatch) -> list[dict]:
+    """Decoding that answers a replacement with `awful"` and a rewrite with ` is bad.`."""
+    calls = []
+
+    def fake(lm, prompts, budgets, config, *, answers_needed, stop_at_newline, **kwargs):
+        calls.append({"prompts": prompts, "stop_at_newline": stop_at_newline})
+        return [
+            ['awful" tail' if p.own.endswith('"') else " is bad for kids."] * config.per_prompt
+            for p in prompts
+        ]
+
+    monkeypatch.setattr("generation.engines.loop.generate_continuations", fake)
+    return calls
+
+
+def test_polyjuice_asks_each_original_for_the_other_label(tiny_lm, label_decoding):
+    settings = PolyjuiceSettings(
+        codes=("lexical",), strategy="fewshot", label_choices=SENTIMENT, random_blank_sets=0
+    )
+    target = PerturbTarget(KIDS, blanked=("It is [BLANK] for kids.", BLANK))
+
+    run = polyjuice_generate([target], settings, lm=tiny_lm, parses=ParseCache())
+
+    assert [c.text for c in run.candidates[::3]] == ["It is awful for kids.", "It is bad for kids."]
+    assert {c.intended_label for c in run.candidates} == {"negative"}
+    assert {c.metadata["strategy"] for c in run.candidates} == {"label"}
+    (call,) = label_decoding
+    assert call["stop_at_newline"] is True
+    assert all("negative [lexical]" in p.own for p in call["prompts"])
+
+
+def test_without_label_choices_or_when_turned_off_prompts_stay_label_agnostic(
+    tiny_lm, label_decoding
+):
+    target = PerturbTarget(KIDS, blanked=(BLANK,))
+    for settings in (
+        PolyjuiceSettings(codes=("lexical",), strategy="fewshot"),
+        PolyjuiceSettings(
+            codes=("lexical",), strategy="fewshot", label_choices=SENTIMENT, label_directed=False
+        ),
+    ):
+        polyjuice_generate([target], settings, lm=tiny_lm, parses=ParseCache())
+    assert [call["prompts"][0].own for call in label_decoding] == ["[lexical]", "[lexical]"]
+
+
+def test_a_model_trained_on_the_polyjuice_format_keeps_its_own_prompts(tiny_lm, label_decoding):
+    settings = PolyjuiceSettings(codes=("lexical",), strategy="native", label_choices=SENTIMENT)
+    target = PerturbTarget(KIDS, blanked=("It is [BLANK] for kids.",))
+    polyjuice_generate([target], settings, lm=tiny_lm, parses=ParseCache())
+    assert label_decoding[0]["prompts"][0].own.endswith("[SEP]")

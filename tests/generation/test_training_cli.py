@@ -1,0 +1,218 @@
+"""`python -m generation train`: pairs found under a data folder, early stopping, the quality
+table at the end, and one clear line for every bad input (tiny models, no downloads)."""
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from generation import cli, training_cli
+from tests.generation.test_pairs import CAD_HEADER, _write_tsv, write_cad_folder
+from tests.generation.tiny_models import tiny_lm_directory
+
+REVIEWS = [
+    ("The movie was great.", "The movie was terrible."),
+    ("The acting was dull.", "The acting was lively."),
+    ("I loved the ending.", "I hated the ending."),
+    ("The plot is clever and fresh.", "The plot is silly and stale."),
+    ("A warm and funny film.", "A cold and boring film."),
+    ("The music was wonderful.", "The music was awful."),
+    ("Every scene felt alive.", "Every scene felt flat."),
+    ("The cast was superb.", "The cast was weak."),
+    ("It is a good film.", "It is a bad film."),
+    ("The story kept me hooked.", "The story bored me."),
+]
+
+# Dev reviews whose first sentences qualify as held-out originals (6 to 22 words, changed
+# by the revision, labelled right by the stand-in classifier trained on REVIEWS).
+DEV_REVIEWS = [
+    (
+        "Positive",
+        "The movie was great and the acting was wonderful all the way through.",
+        "The movie was terrible and the acting was awful all the way through.",
+    ),
+    (
+        "Negative",
+        "The story was dull and the ending was terrible for everyone in it.",
+        "The story was lively and the ending was great for everyone in it.",
+    ),
+    (
+        "Positive",
+        "It is a good film with a warm and funny cast of characters.",
+        "It is a bad film with a cold and boring cast of characters.",
+    ),
+]
+
+
+@pytest.fixture
+def one_torch_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def data_folder(root: Path, *, dev: bool = True) -> Path:
+    """CAD-shaped data: ten sentiment pairs and two NLI revisions for train, and a dev split."""
+    cad = write_cad_folder(root)
+    rows = []
+    for batch, (positive, negative) in enumerate(REVIEWS):
+        rows += [["Positive", positive, str(batch)], ["Negative", negative, str(batch)]]
+    _write_tsv(cad / "sentiment_combined_paired" / "train_paired.tsv", CAD_HEADER, *rows)
+    if dev:
+        rows = []
+        for batch, (label, original, revised) in enumerate(DEV_REVIEWS):
+            other = "Negative" if label == "Positive" else "Positive"
+            rows += [[label, original, str(100 + batch)], [other, revised, str(100 + batch)]]
+        _write_tsv(cad / "sentiment_combined_paired" / "dev_paired.tsv", CAD_HEADER, *rows)
+    return cad
+
+
+def run_train(capsys, *arguments: str) -> tuple[int, str, list[str]]:
+    status = cli.main(["train", *arguments])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err.strip().splitlines()
+
+
+def tiny_options(tmp_path_factory, output: Path) -> list[str]:
+    base = tiny_lm_directory(tmp_path_factory, "gpt2")
+    return [
+        "--base-model", str(base), "--output", str(output), "--epochs", "2",
+        "--batch-size", "4", "--max-length", "64", "--learning-rate", "5e-3",
+        "--device", "cpu", "--quiet",
+    ]  # fmt: skip
+
+
+def test_train_on_every_pair_file_under_a_folder_ends_with_the_quality_table(
+    tmp_path_factory, tmp_path, capsys, monkeypatch, one_torch_thread
+):
+    cad = data_folder(tmp_path / "data")
+    output = tmp_path / "model"
+    asked = {}
+
+    def quality_table(model, data, **options):
+        asked.update(model=model, data=data, **options)
+        return "QUALITY TABLE"
+
+    monkeypatch.setattr(training_cli, "quality_table", quality_table)
+
+    status, out, err = run_train(
+        capsys,
+        "--data", str(tmp_path / "data"),
+        *tiny_options(tmp_path_factory, output),
+        "--report-originals", "3", "--report-code", "negation",
+    )  # fmt: skip
+
+    assert status == 0, err
+    lines = out.strip().splitlines()
+    assert lines[:3] == [
+        "10 pairs from cad/sentiment_combined_paired/train",
+        "1 pairs from cad/NLI_revised_hypothesis/train",
+        "1 pairs from cad/NLI_revised_premise/train",
+    ]
+    assert lines[3].startswith("11 pairs trained on") and "1 held out" in lines[3]
+    assert sum("held-out loss" in line for line in lines) == 2  # one evaluation per epoch
+    assert any(line.endswith("best") for line in lines)
+    assert f"model saved to {output}" in lines
+    assert lines[-1] == "QUALITY TABLE"
+    assert asked == {
+        "model": output,
+        "data": cad,
+        "originals": 3,
+        "codes": ["negation"],
+        "device": "cpu",
+        "seed": 0,
+    }
+    assert (output / "cfannotate_training.json").is_file()
+
+
+def test_no_report_skips_the_table_and_max_pairs_samples(
+    tmp_path_factory, tmp_path, capsys, monkeypatch, one_torch_thread
+):
+    data_folder(tmp_path / "data", dev=False)  # no dev split: fine without the report
+    monkeypatch.setattr(training_cli, "quality_table", pytest.fail)
+
+    status, out, err = run_train(
+        capsys,
+        "--data", str(tmp_path / "data"), "--no-report", "--max-pairs", "5",
+        *tiny_options(tmp_path_factory, tmp_path / "model"),
+    )  # fmt: skip
+
+    assert status == 0, err
+    assert "5 pairs trained on" in out  # below ten pairs nothing is held out
+    assert "held-out loss" not in out
+
+
+def test_a_missing_data_folder_is_one_line_exit_2(tmp_path, capsys):
+    status, out, err = run_train(capsys, "--data", str(tmp_path / "nowhere"), "--output", "x")
+    assert status == cli.EXIT_USAGE and out == ""
+    assert err == [f"train: No such data folder: {tmp_path / 'nowhere'}"]
+
+
+def test_a_folder_without_pairs_is_one_line_exit_2(tmp_path, capsys):
+    status, _, err = run_train(capsys, "--data", str(tmp_path), "--output", "x")
+    assert status == cli.EXIT_USAGE
+    assert len(err) == 1 and err[0].startswith(f"train: No paired data under {tmp_path}")
+
+
+def test_a_malformed_row_is_one_line_naming_file_and_line(tmp_path, capsys):
+    cad = data_folder(tmp_path)
+    path = cad / "NLI_revised_premise" / "train.tsv"
+    path.write_text(path.read_text() + "A premise without its hypothesis\n")
+
+    status, _, err = run_train(capsys, "--data", str(tmp_path), "--output", "x")
+
+    assert status == cli.EXIT_USAGE
+    assert err == [f"train: {path}:3: 1 fields where the header has 3 (a tab missing or extra)."]
+
+
+def test_missing_report_data_is_refused_before_training(tmp_path, capsys):
+    data_folder(tmp_path / "data", dev=False)
+    output = tmp_path / "model"
+
+    status, _, err = run_train(capsys, "--data", str(tmp_path / "data"), "--output", str(output))
+
+    assert status == cli.EXIT_USAGE
+    assert len(err) == 1 and err[0].startswith(
+        "train: no sentiment_combined_paired/dev_paired.tsv in"
+    )
+    assert err[0].endswith("name the CAD folder with --report-data or pass --no-report")
+    assert not output.exists()
+
+
+def test_report_originals_must_be_positive(tmp_path, capsys):
+    status, _, err = run_train(
+        capsys, "--data", str(tmp_path), "--output", "x", "--report-originals", "0"
+    )
+    assert status == cli.EXIT_USAGE
+    assert err == ["train: --report-originals must be at least 1"]
+
+
+@pytest.mark.slow
+def test_the_trained_model_gets_the_real_quality_table(
+    tmp_path_factory, tmp_path, capsys, monkeypatch, one_torch_thread
+):
+    data_folder(tmp_path / "data")
+    output = tmp_path / "model"
+    base = str(tiny_lm_directory(tmp_path_factory, "gpt2"))
+    real = training_cli.quality_table
+    # The real report, with the tiny model as the fluency filter's LM instead of SmolLM2.
+    monkeypatch.setattr(
+        training_cli,
+        "quality_table",
+        lambda model, data, **options: real(model, data, fluency_model=base, **options),
+    )
+
+    status, out, err = run_train(
+        capsys,
+        "--data", str(tmp_path / "data"),
+        *tiny_options(tmp_path_factory, output),
+        "--report-originals", "2", "--report-code", "negation",
+    )  # fmt: skip
+
+    assert status == 0, err
+    table = out.split(f"model saved to {output}\n", 1)[1]
+    assert table.strip().splitlines()[0].split()[:3] == ["figure", "ours", "filters"]
+    assert "special-token leaks (kept or dropped)" in table
+    assert f"model {output} on cpu; codes negation" in table
+    assert "2 originals (3 qualified)" in table

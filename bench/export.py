@@ -371,7 +371,7 @@ def listed(campaign) -> Callable[[_NullSink], int]:
         aggregates = list(
             AggregatedLabel.objects.filter(candidate__campaign=campaign, kept=True)
             .exclude(label_id=F("candidate__original__label_id"))
-            .select_related("label", "candidate__original__label")
+            .select_related("label", "candidate__original__label", "candidate__predicted_label")
             .order_by("candidate__original_id", "candidate_id")
         )
         lines = []
@@ -394,6 +394,10 @@ def listed(campaign) -> Callable[[_NullSink], int]:
                 "votes": aggregate.votes,
                 "qualified_votes": aggregate.qualified_votes,
                 "agreement": aggregate.agreement if math.isfinite(aggregate.agreement) else None,
+                "predicted_label": (
+                    candidate.predicted_label.value if candidate.predicted_label else None
+                ),
+                "predicted_confidence": candidate.predicted_confidence,
             }
             assert tuple(row) == COUNTERFACTUAL_COLUMNS
             lines.append(json.dumps(row, ensure_ascii=False, allow_nan=False))

@@ -23,12 +23,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from generation.cad_sentiment import DEFAULT_CAD, SENTIMENT_FOLDER  # noqa: E402
+from generation.cad_sentiment import CAD_LABELS, DEFAULT_CAD, SENTIMENT_FOLDER  # noqa: E402
 from generation.decoding import DecodingConfig  # noqa: E402
 from generation.models import DEFAULT_MODEL, load_causal_lm  # noqa: E402
 from generation.pipeline import PipelineSettings  # noqa: E402
 from generation.polyjuice import PolyjuiceSettings  # noqa: E402
 from generation.quality_report import evaluate, format_table, result_line  # noqa: E402
+from generation.selection import DEFAULT_FLIP_WEIGHT  # noqa: E402
 
 
 def main() -> int:
@@ -46,6 +47,17 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--data", type=Path, default=DEFAULT_CAD, help="The CAD data folder.")
     parser.add_argument("--json", help="Also write every figure to this file.")
+    parser.add_argument(
+        "--no-label-directed",
+        action="store_true",
+        help="Label-agnostic prompts (the code before issue #21 item 3).",
+    )
+    parser.add_argument(
+        "--flip-weight",
+        type=float,
+        default=DEFAULT_FLIP_WEIGHT,
+        help=f"λ of selection's flip term (default {DEFAULT_FLIP_WEIGHT}); 0: diversity alone.",
+    )
     args = parser.parse_args()
     if not (args.data / SENTIMENT_FOLDER).is_dir():
         print(f"bench: the CAD sentiment data is missing at {args.data}", file=sys.stderr)
@@ -68,6 +80,7 @@ def main() -> int:
             random_blank_sets=args.blank_sets,
             seed=args.seed,
             decoding=DecodingConfig(per_prompt=3, batch_size=args.batch_size, seed=args.seed),
+            label_choices=() if args.no_label_directed else CAD_LABELS,
         ),
     )
     report = evaluate(
@@ -77,6 +90,7 @@ def main() -> int:
         seed=args.seed,
         lm=lm,
         fluency_lm=fluency_lm,
+        flip_weight=args.flip_weight,
     )
     print(format_table(report))
     print("seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in report.seconds.items()))

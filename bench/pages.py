@@ -67,6 +67,10 @@ def researcher_pages() -> dict[str, str]:
     pages = {name: reverse(name) for name in ("home", "campaign-new", "api-token")}
     for name in (
         "campaign-detail",
+        "campaign-data",
+        "campaign-generation",
+        "campaign-labeling",
+        "campaign-exports",
         "campaign-settings",
         "original-upload",
         "run-progress",
@@ -83,9 +87,9 @@ def researcher_pages() -> dict[str, str]:
         pages[name] = reverse(name, kwargs=by_id)
     pages["candidate-row"] = reverse("candidate-row", kwargs=on_candidate)
     pages["candidate-edit"] = reverse("candidate-edit", kwargs=on_candidate)
-    pages["candidates-promote"] = reverse(
-        "candidates-promote", kwargs={**by_id, "original_id": candidate.original_id}
-    )
+    on_original = {**by_id, "original_id": candidate.original_id}
+    pages["candidates-promote"] = reverse("candidates-promote", kwargs=on_original)
+    pages["gold-original"] = reverse("gold-original", kwargs=on_original)
     return pages
 
 

@@ -21,6 +21,7 @@ from generation.priority import BaselineClassifier
 from generation.records import OriginalRecord
 
 SENTIMENT_FOLDER = "sentiment_combined_paired"
+CAD_LABELS = ("Negative", "Positive")  # the files' spelling, for label-directed prompts
 # Where the data lies beside a checkout (../shared/data/cad).
 DEFAULT_CAD = Path(__file__).resolve().parents[2] / "shared" / "data" / "cad"
 # First sentences this long make prompts of the size the app sees; shorter ones are

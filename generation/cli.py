@@ -232,6 +232,13 @@ def _add_perturb_parser(commands) -> None:
     parser.add_argument("--strategy", default="auto", choices=["auto", "native", "fewshot"])
     parser.add_argument("--device", default="auto")
     parser.add_argument("--dtype", default="auto")
+    _add_engine_arguments(parser)
+    _add_decoding_arguments(parser)
+    parser.set_defaults(handler=perturb_command)
+
+
+def _add_engine_arguments(parser) -> None:
+    """--engine, and the inference server's options."""
     parser.add_argument(
         "--engine",
         default="auto",
@@ -251,6 +258,10 @@ def _add_perturb_parser(commands) -> None:
     server.add_argument("--server-concurrency", type=int, default=16)
     server.add_argument("--server-timeout", type=float, default=60.0)
     server.add_argument("--server-retries", type=int, default=3)
+
+
+def _add_decoding_arguments(parser) -> None:
+    """Sampling, the filters, and what is printed."""
     parser.add_argument("--beams", type=int, default=1, help="Beam search width (1: sampling).")
     parser.add_argument("--temperature", type=float, default=1.0)
     parser.add_argument("--top-p", type=float, default=0.9)
@@ -271,12 +282,11 @@ def _add_perturb_parser(commands) -> None:
     parser.add_argument("--kept-only", action="store_true", help="Print only kept candidates.")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quiet", action="store_true", help="No progress bar or summary.")
-    parser.set_defaults(handler=perturb_command)
 
 
 def evaluate_command(args: argparse.Namespace) -> int:
     """The quality report (generation.quality_report) on held-out CAD originals."""
-    from generation.cad_sentiment import SENTIMENT_FOLDER
+    from generation.cad_sentiment import CAD_LABELS, SENTIMENT_FOLDER
     from generation.decoding import DecodingConfig
     from generation.pipeline import PipelineSettings
     from generation.polyjuice import PolyjuiceSettings
@@ -302,6 +312,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
             engine=args.engine,
             seed=args.seed,
             decoding=DecodingConfig(seed=args.seed),
+            label_choices=() if args.no_label_directed else CAD_LABELS,
         ),
     )
     report = evaluate(
@@ -310,6 +321,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
         originals=args.originals,
         seed=args.seed,
         show_progress=not args.quiet,
+        flip_weight=args.flip_weight,
     )
     print(format_table(report))
     if args.json:
@@ -328,6 +340,17 @@ def _add_evaluate_parser(commands) -> None:
         "--model", default=None, help="Generator: hub id, local directory, or the packaged default."
     )
     parser.add_argument("--originals", type=int, default=40, help="Held-out originals (40).")
+    parser.add_argument(
+        "--no-label-directed",
+        action="store_true",
+        help="Label-agnostic prompts (without generation.label_directed).",
+    )
+    parser.add_argument(
+        "--flip-weight",
+        type=float,
+        default=0.5,
+        help="λ of selection's flip term (selection.md §2; default 0.5); 0: diversity alone.",
+    )
     parser.add_argument(
         "--data", default=str(DEFAULT_CAD), help="The CAD folder (default ../shared/data/cad)."
     )

@@ -157,20 +157,25 @@ class ModelDirectoryClassifier:
 
 
 def uploaded_predictions(
-    rows: Sequence[Mapping], labels: Sequence[str], known_ids: Sequence[str]
+    rows: Sequence[Mapping],
+    labels: Sequence[str],
+    known_ids: Sequence[str],
+    wheres: Sequence[str] | None = None,
 ) -> tuple[dict[str, LabelPrediction], dict[str, list[str]]]:
     """A researcher's predictions for candidates: ({id: prediction}, {row: problems}).
 
     Each row has `id` (a candidate id), `label` (one of `labels`, case-blind) and
-    optionally `confidence` (in [0, 1]; default 1). Every bad row is reported, under
-    "row N" (N counts rows from 1), so a whole file can be fixed at once.
+    optionally `confidence` (in [0, 1]; default 1). Every bad row is reported, under its
+    `wheres` entry (default "row N", counting rows from 1), so a whole file can be fixed
+    at once.
     """
+    wheres = wheres or [f"row {number}" for number in range(1, len(rows) + 1)]
     by_name = {str(label).lower(): str(label) for label in labels}
     known = {str(key) for key in known_ids}
     predictions: dict[str, LabelPrediction] = {}
     errors: dict[str, list[str]] = {}
-    seen: dict[str, int] = {}
-    for number, row in enumerate(rows, start=1):
+    seen: dict[str, str] = {}
+    for where, row in zip(wheres, rows, strict=True):
         problems = []
         key = str(row.get("id", "") or "").strip()
         name = str(row.get("label", "") or "").strip()
@@ -180,15 +185,15 @@ def uploaded_predictions(
         elif key not in known:
             problems.append(f"id: No candidate {key!r} in this campaign.")
         elif key in seen:
-            problems.append(f"id: {key!r} is also in row {seen[key]}.")
+            problems.append(f"id: {key!r} is also in {seen[key]}.")
         if not name:
             problems.append("label: Missing.")
         elif name.lower() not in by_name:
             problems.append(f"label: Unknown label {name!r}; expected one of {', '.join(labels)}.")
         if problems:
-            errors[f"row {number}"] = problems
+            errors[where] = problems
             continue
-        seen[key] = number
+        seen[key] = where
         predictions[key] = LabelPrediction(by_name[name.lower()], confidence)
     return predictions, errors
 

@@ -158,8 +158,10 @@ def target_labels(label: str, choices: Sequence[str]) -> list[str]:
 
 def blanked_words(original: str, blanked: str) -> list[str]:
     """The words of `original` under each [BLANK] of `blanked` (empty where none matched)."""
-    literal = [re.escape(part) for part in blanked.split(BLANK)]
-    match = re.fullmatch(r"(.*?)".join(literal), original.strip(), flags=re.DOTALL)
+    # Spaces around a blank are optional: an insertion point ("pick [BLANK] it") has one
+    # space in x, not two.
+    literal = [re.escape(part.strip()) for part in blanked.split(BLANK)]
+    match = re.fullmatch(r"\s*(.*?)\s*".join(literal), original.strip(), flags=re.DOTALL)
     if match is None:
         return []
     return [group.strip() for group in match.groups()]
@@ -270,15 +272,26 @@ class LabelDirectedStrategy:
             if not written.strip() or not text or has_written_leak(text, specials):
                 return None
             return text
-        if '"' not in written:
-            return None  # no closing quote: the replacement never ended
-        replacement = written.split('"', 1)[0].strip()
+        replacement = _replacement(written, request.blanked.split(BLANK, 1)[1].strip())
+        if replacement is None:
+            return None
         if has_written_leak(replacement, specials):
             return None
         text = fill_blanks(request.blanked, [replacement])
         if text is None or has_leak(text, specials):
             return None
         return text
+
+
+def _replacement(written: str, after: str) -> str | None:
+    """The replacement up to its closing quote; without one, what precedes x's own words
+    after the blank when the model wrote them out (`awful for kids.`); else None."""
+    if '"' in written:
+        return written.split('"', 1)[0].strip()
+    written = written.strip()
+    if after and written.endswith(after) and len(written) > len(after):
+        return written[: -len(after)].strip()
+    return None  # the replacement never ended
 
 
 def _is_sentence(request) -> bool:

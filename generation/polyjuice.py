@@ -162,6 +162,83 @@ def answer_budgets(tokenizer, requests: list[PromptRequest], decoding: DecodingC
     return budgets
 
 
+def _prompt_requests(
+    targets: list[PerturbTarget],
+    settings: PolyjuiceSettings,
+    parses: ParseCache,
+    rng: random.Random,
+    *,
+    labelled: bool,
+) -> list[tuple[PerturbTarget, PromptRequest]]:
+    """One request per (original, code, blanked text). Label-directed, an original's
+    prompts take its target labels in turn, one replacement each."""
+    requests: list[tuple[PerturbTarget, PromptRequest]] = []
+    for target in targets:
+        codes = target.codes or settings.codes
+        original = target.original
+        aims = target_labels(original.label, settings.label_choices) if labelled else []
+        blanks = _blanked_texts(target, parses, settings, rng)
+        if aims:  # one replacement per label-directed prompt
+            blanks = list(dict.fromkeys(first_blank_only(original.text, b) for b in blanks))
+        for blanked in blanks:
+            for code in codes:
+                request = PromptRequest(original.text, code, blanked)
+                if aims:
+                    aim = aims[len(requests) % len(aims)]
+                    request = PromptRequest(
+                        original.text, code, blanked, original.label, aim, original.context
+                    )
+                requests.append((target, request))
+    return requests
+
+
+class _Answers:
+    """Each prompt's continuations parsed strictly as the engine finishes it (malformed
+    ones counted and dropped), handed on at once, kept in prompt order."""
+
+    def __init__(self, requests, strategies, *, specials, provenance, on_candidates, progress):
+        self.requests, self.strategies = requests, strategies
+        self.specials, self.provenance = specials, provenance
+        self.on_candidates, self.progress = on_candidates, progress
+        self.parsed: list[list[CandidateRecord]] = [[] for _ in requests]
+        self.done = [False] * len(requests)
+        self.continuations = self.malformed = 0
+
+    def finished(self, index: int, outputs: list[str]) -> None:
+        if self.done[index]:
+            return
+        self.done[index] = True
+        target, request = self.requests[index]
+        way = self.strategies[index]
+        for continuation in outputs:
+            self.continuations += 1
+            text = way.parse(request, continuation, self.specials)
+            if text is None:
+                self.malformed += 1
+                continue
+            self.parsed[index].append(
+                CandidateRecord(
+                    original_key=target.original.key,
+                    text=text,
+                    generator=GENERATOR_NAME,
+                    control_code=request.code,
+                    intended_label=request.target_label or None,
+                    prompt=request.blanked,
+                    metadata={"strategy": way.name, **self.provenance},
+                )
+            )
+        if self.on_candidates and self.parsed[index]:
+            self.on_candidates(self.parsed[index])
+        if self.progress:
+            self.progress(1)
+
+    def run(self) -> "PolyjuiceRun":
+        run = PolyjuiceRun(candidates=[], prompts=len(self.requests))
+        run.continuations, run.malformed = self.continuations, self.malformed
+        run.candidates = [record for records in self.parsed for record in records]
+        return run
+
+
 def polyjuice_generate(
     targets: list[PerturbTarget],
     settings: PolyjuiceSettings,
@@ -188,24 +265,7 @@ def polyjuice_generate(
     parses.parse_many(target.original.text for target in targets)
 
     # 2. One request per (original, code, blanked text).
-    requests: list[tuple[PerturbTarget, PromptRequest]] = []
-    #    Label-directed: the target labels take turns over an original's prompts.
-    for target in targets:
-        codes = target.codes or settings.codes
-        original = target.original
-        aims = target_labels(original.label, settings.label_choices) if labelled else []
-        blanks = _blanked_texts(target, parses, settings, rng)
-        if aims:  # one replacement per label-directed prompt
-            blanks = list(dict.fromkeys(first_blank_only(original.text, b) for b in blanks))
-        for blanked in blanks:
-            for code in codes:
-                request = PromptRequest(original.text, code, blanked)
-                if aims:
-                    aim = aims[len(requests) % len(aims)]
-                    request = PromptRequest(
-                        original.text, code, blanked, original.label, aim, original.context
-                    )
-                requests.append((target, request))
+    requests = _prompt_requests(targets, settings, parses, rng, labelled=labelled is not None)
 
     # 3. Render prompts in parts that decoding computes once per group, once per
     #    original and once per prompt; budget the answers by what was blanked.
@@ -219,40 +279,14 @@ def polyjuice_generate(
 
     # 4. Decode everything; 5. parse each prompt's answers strictly as it completes
     #    (malformed continuations are counted and dropped).
-    run = PolyjuiceRun(candidates=[], prompts=len(prompts))
-    parsed: list[list[CandidateRecord]] = [[] for _ in requests]
-    done = [False] * len(requests)
-    specials = special_token_texts(engine.tokenizer)
-    provenance = {"engine": engine.name, "model": engine.model_name}
-
-    def finished(index: int, outputs: list[str]) -> None:
-        if done[index]:
-            return
-        done[index] = True
-        target, request = requests[index]
-        way = strategies[index]
-        for continuation in outputs:
-            run.continuations += 1
-            text = way.parse(request, continuation, specials)
-            if text is None:
-                run.malformed += 1
-                continue
-            parsed[index].append(
-                CandidateRecord(
-                    original_key=target.original.key,
-                    text=text,
-                    generator=GENERATOR_NAME,
-                    control_code=request.code,
-                    intended_label=request.target_label or None,
-                    prompt=request.blanked,
-                    metadata={"strategy": way.name, **provenance},
-                )
-            )
-        if on_candidates and parsed[index]:
-            on_candidates(parsed[index])
-        if progress:
-            progress(1)
-
+    answers = _Answers(
+        requests,
+        strategies,
+        specials=special_token_texts(engine.tokenizer),
+        provenance={"engine": engine.name, "model": engine.model_name},
+        on_candidates=on_candidates,
+        progress=progress,
+    )
     outputs = engine.generate(
         prompts,
         budgets,
@@ -262,9 +296,8 @@ def polyjuice_generate(
             for way, (_, request) in zip(strategies, requests, strict=True)
         ],
         stop_at_newline=strategy.stops_at_newline,
-        on_result=finished,
+        on_result=answers.finished,
     )
     for index, continuations in enumerate(outputs):
-        finished(index, continuations)  # a no-op for prompts the engine already reported
-    run.candidates = [record for records in parsed for record in records]
-    return run
+        answers.finished(index, continuations)  # a no-op for prompts already reported
+    return answers.run()

@@ -19,7 +19,8 @@ both). The figures, per run (`QualityFigures`):
 - predicted flip rate: share of kept, and of selected, candidates the stand-in
   classifier (`generation.cad_sentiment`) labels other than x's gold label. Selection
   is the app's: per original, `select_diverse_many` over kept, non-`global` candidates,
-  3 each, ties to the more fluent.
+  3 each, ties to the more fluent, predicted flips weighed in with `flip_weight` by an
+  in-loop baseline fitted on CAD train originals (selection.md §2).
 
 `docs/generation-quality.md` has the measured figures and what they mean.
 """
@@ -255,6 +256,96 @@ class QualityReport:
         return dataclasses.asdict(self)
 
 
+@dataclass
+class _StandIn:
+    """The stand-in classifier that judges flips, and the held-out originals it qualified."""
+
+    classifier: object
+    train: list
+    held: object  # cad_sentiment.HeldOut
+    accuracy: float  # on CAD dev reviews, both sides
+    sentence_accuracy: float  # on the held-out first sentences and their revisions
+    flip_human: float  # share of the human revisions it labels as flipped
+
+
+def _stand_in(data: Path, originals: int, seed: int) -> _StandIn:
+    """Train the stand-in on CAD train pairs; pick held-out dev originals it labels right."""
+    from generation.cad_sentiment import (
+        SentimentClassifier,
+        held_out_originals,
+        sentiment_pairs,
+    )
+
+    train, dev = sentiment_pairs(data, "train"), sentiment_pairs(data, "dev")
+    classifier = SentimentClassifier(seed=seed).fit(train)
+    accuracy = classifier.accuracy(
+        [text for pair in dev for text in (pair.original, pair.revised)],
+        [label for pair in dev for label in (pair.original_label, pair.revised_label)],
+    )
+    held = held_out_originals(dev, originals, classifier=classifier, seed=seed)
+    if not held.originals:
+        raise ValueError(f"No CAD sentiment dev original qualified in {data}.")
+    revisions = [held.human[o.key] for o in held.originals]
+    sentence_accuracy = classifier.accuracy(
+        [o.text for o in held.originals] + revisions,
+        [o.label for o in held.originals] + [held.human_labels[o.key] for o in held.originals],
+    )
+    human_labels = classifier.predict(revisions)
+    flip_human = _mean(
+        float(label != o.label) for o, label in zip(held.originals, human_labels, strict=True)
+    )
+    return _StandIn(classifier, train, held, accuracy, sentence_accuracy, flip_human)
+
+
+def _filters_off(settings, result, held, *, parses, fluency_lm):
+    """The same decoded candidates annotated again with the sanity filters off."""
+    from generation.pipeline import PipelineResult
+
+    unfiltered = dataclasses.replace(settings, sanity=False)
+    processed = annotate(
+        [candidate.record for candidate in result.candidates],
+        {original.key: original for original in held.originals},
+        parses=parses,
+        fluency_lm=fluency_lm if unfiltered.fluency_threshold is not None else None,
+        threshold=unfiltered.fluency_threshold or 0.0,
+        batch_size=unfiltered.fluency_batch_size,
+        sanity=unfiltered.sanity,
+    )
+    return PipelineResult(
+        originals=result.originals,
+        candidates=processed.candidates,
+        stats=processed.stats,
+        prompts=result.prompts,
+        malformed=result.malformed,
+    )
+
+
+def _flip_scorer(stand_in: _StandIn, *, flip_weight: float, seed: int):
+    """`run -> {candidate index: flip score}` from the classifier a campaign would have in
+    the loop (the baseline fitted on originals only), or None without a flip term."""
+    from generation.label_classifiers import BaselineLabelClassifier, flip_scores
+
+    if flip_weight <= 0:
+        return lambda run: None
+    in_loop = BaselineLabelClassifier(seed=seed).fit(
+        [pair.original for pair in stand_in.train], [pair.original_label for pair in stand_in.train]
+    )
+    labels = {original.key: original.label for original in stand_in.held.originals}
+
+    def flips(run) -> dict[int, float] | None:
+        if not run.candidates:
+            return None
+        records = [candidate.record for candidate in run.candidates]
+        scores = flip_scores(
+            in_loop.predict([record.text for record in records]),
+            [labels[record.original_key] for record in records],
+            [record.intended_label for record in records],
+        )
+        return dict(enumerate(scores))
+
+    return flips
+
+
 def evaluate(
     settings,
     *,
@@ -274,38 +365,16 @@ def evaluate(
     """
     import time
 
-    from generation.cad_sentiment import (
-        SentimentClassifier,
-        held_out_originals,
-        sentiment_pairs,
-    )
     from generation.constraints import special_token_texts
-    from generation.label_classifiers import BaselineLabelClassifier, flip_scores
     from generation.models import DEFAULT_MODEL, load_cached
     from generation.parsing import ParseCache
-    from generation.pipeline import PipelineResult, run_polyjuice
+    from generation.pipeline import run_polyjuice
     from generation.polyjuice import PerturbTarget
 
     started = time.perf_counter()
-    # 1. The classifier in the loop, on train pairs; its accuracy on dev.
-    train, dev = sentiment_pairs(data, "train"), sentiment_pairs(data, "dev")
-    classifier = SentimentClassifier(seed=seed).fit(train)
-    accuracy = classifier.accuracy(
-        [text for pair in dev for text in (pair.original, pair.revised)],
-        [label for pair in dev for label in (pair.original_label, pair.revised_label)],
-    )
-    held = held_out_originals(dev, originals, classifier=classifier, seed=seed)
-    if not held.originals:
-        raise ValueError(f"No CAD sentiment dev original qualified in {data}.")
-    revisions = [held.human[o.key] for o in held.originals]
-    sentence_accuracy = classifier.accuracy(
-        [o.text for o in held.originals] + revisions,
-        [o.label for o in held.originals] + [held.human_labels[o.key] for o in held.originals],
-    )
-    human_labels = classifier.predict(revisions)
-    flip_human = _mean(
-        float(label != o.label) for o, label in zip(held.originals, human_labels, strict=True)
-    )
+    # 1. The stand-in classifier, on train pairs; its accuracy on dev.
+    stand_in = _stand_in(data, originals, seed)
+    held = stand_in.held
     seconds = {"classifier": time.perf_counter() - started}
 
     # 2. Generate and filter as the app does.
@@ -314,64 +383,26 @@ def evaluate(
     if fluency_lm is None and settings.fluency_threshold is not None:
         fluency_lm = load_cached(settings.fluency_model or DEFAULT_MODEL, device=settings.device)
     parses = ParseCache()
+    targets = [PerturbTarget(original) for original in held.originals]
     result = run_polyjuice(
-        [PerturbTarget(original) for original in held.originals],
-        settings,
-        lm=lm,
-        fluency_lm=fluency_lm,
-        parses=parses,
-        show_progress=show_progress,
+        targets, settings, lm=lm, fluency_lm=fluency_lm, parses=parses, show_progress=show_progress
     )
     seconds["generate"] = time.perf_counter() - mark
 
     # 3. The same candidates with the sanity filters off.
     mark = time.perf_counter()
-    unfiltered = dataclasses.replace(settings, sanity=False)
-    processed = annotate(
-        [candidate.record for candidate in result.candidates],
-        {original.key: original for original in held.originals},
-        parses=parses,
-        fluency_lm=fluency_lm if unfiltered.fluency_threshold is not None else None,
-        threshold=unfiltered.fluency_threshold or 0.0,
-        batch_size=unfiltered.fluency_batch_size,
-        sanity=unfiltered.sanity,
-    )
-    baseline = PipelineResult(
-        originals=result.originals,
-        candidates=processed.candidates,
-        stats=processed.stats,
-        prompts=result.prompts,
-        malformed=result.malformed,
-    )
+    baseline = _filters_off(settings, result, held, parses=parses, fluency_lm=fluency_lm)
     seconds["baseline"] = time.perf_counter() - mark
 
-    # 4. The classifier in the loop, for selection's flip term.
+    # 4. Figures, with the classifier in the loop for selection's flip term.
     mark = time.perf_counter()
-    in_loop = None
-    if flip_weight > 0:
-        in_loop = BaselineLabelClassifier(seed=seed).fit(
-            [pair.original for pair in train], [pair.original_label for pair in train]
-        )
-    labels = {original.key: original.label for original in held.originals}
-
-    def flips(run) -> dict[int, float] | None:
-        if in_loop is None or not run.candidates:
-            return None
-        records = [candidate.record for candidate in run.candidates]
-        scores = flip_scores(
-            in_loop.predict([record.text for record in records]),
-            [labels[record.original_key] for record in records],
-            [record.intended_label for record in records],
-        )
-        return dict(enumerate(scores))
-
-    # 5. Figures.
+    flips = _flip_scorer(stand_in, flip_weight=flip_weight, seed=seed)
     specials = special_token_texts(lm.tokenizer)
     per_prompt = settings.polyjuice.decoding.per_prompt
     score = lambda run: quality_figures(  # noqa: E731
         run,
         per_prompt=per_prompt,
-        predict=classifier.predict,
+        predict=stand_in.classifier.predict,
         specials=specials,
         flip=flips(run),
         flip_weight=flip_weight,
@@ -382,9 +413,9 @@ def evaluate(
     return QualityReport(
         ours=ours,
         baseline=base,
-        classifier_accuracy=accuracy,
-        classifier_sentence_accuracy=sentence_accuracy,
-        flip_human=flip_human,
+        classifier_accuracy=stand_in.accuracy,
+        classifier_sentence_accuracy=stand_in.sentence_accuracy,
+        flip_human=stand_in.flip_human,
         pool=held.pool,
         model=str(settings.model or DEFAULT_MODEL),
         device=str(lm.device),

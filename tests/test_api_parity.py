@@ -32,7 +32,8 @@ API_COUNTERPARTS = {
     "labeling-pause": ("POST", "api-labeling-pause"),
     "labeling-order": ("POST", "api-labeling-order"),
     "labeling-priority": ("POST", "api-original-priority"),
-    "gold-author": ("POST", "api-gold-list"),
+    # A round on an original picked from the gold page's list: ticked candidates or typed texts.
+    "gold-original": ("POST", "api-gold-list"),
     "gold-round-active": ("PATCH", "api-gold-detail"),
     "gold-round-answers": ("PATCH", "api-gold-detail"),
     "crowd-mturk-publish": ("POST", "api-mturk-publish"),

@@ -26,7 +26,11 @@ pytestmark = pytest.mark.django_db
 BUDGETS = {
     "home": 4,
     "campaign-new": 3,
-    "campaign-detail": 22,
+    "campaign-detail": 14,
+    "campaign-data": 7,
+    "campaign-generation": 11,
+    "campaign-labeling": 7,
+    "campaign-exports": 4,
     "campaign-settings": 5,
     "original-upload": 4,
     "run-progress": 8,
@@ -37,6 +41,7 @@ BUDGETS = {
     "candidates-promote": 7,
     "labeling-block": 7,
     "gold-page": 8,
+    "gold-original": 8,
     "crowd-platforms": 12,
     "quality-page": 25,
     "quality-report": 24,
@@ -44,7 +49,7 @@ BUDGETS = {
     "evaluation-fragment": 7,
     "api-token": 4,
 }
-PAGES_OF_A_ROW = ("candidate-row", "candidate-edit", "candidates-promote")
+PAGES_OF_A_ROW = ("candidate-row", "candidate-edit", "candidates-promote", "gold-original")
 
 
 def researcher_pages(campaign: Campaign) -> dict[str, str]:
@@ -60,9 +65,9 @@ def researcher_pages(campaign: Campaign) -> dict[str, str]:
     }
     pages["candidate-row"] = reverse("candidate-row", kwargs=on_candidate)
     pages["candidate-edit"] = reverse("candidate-edit", kwargs=on_candidate)
-    pages["candidates-promote"] = reverse(
-        "candidates-promote", kwargs={**by_id, "original_id": candidate.original_id}
-    )
+    on_original = {**by_id, "original_id": candidate.original_id}
+    pages["candidates-promote"] = reverse("candidates-promote", kwargs=on_original)
+    pages["gold-original"] = reverse("gold-original", kwargs=on_original)
     return pages
 
 

@@ -153,7 +153,7 @@ def original_upload_import(request: HtmxHttpRequest, campaign_id: int) -> HttpRe
     messages.success(request, sentence(f"Imported {imported} originals from {pending.file_name}"))
     if request.htmx:
         return HttpResponseClientRefresh()
-    return redirect("campaign-detail", campaign_id=campaign.id)
+    return redirect("campaign-data", campaign_id=campaign.id)
 
 
 @campaign_owner_required

@@ -1,10 +1,22 @@
 from django.urls import path
 
-from cfannotate.campaigns import upload_views, views
+from cfannotate.campaigns import section_views, upload_views, views
 
 urlpatterns = [
     path("new/", views.campaign_new, name="campaign-new"),
     path("<int:campaign_id>/", views.campaign_detail, name="campaign-detail"),
+    path("<int:campaign_id>/data/", section_views.campaign_data, name="campaign-data"),
+    path(
+        "<int:campaign_id>/generate/",
+        section_views.campaign_generation,
+        name="campaign-generation",
+    ),
+    path(
+        "<int:campaign_id>/labeling-and-platforms/",
+        section_views.campaign_labeling,
+        name="campaign-labeling",
+    ),
+    path("<int:campaign_id>/exports/", section_views.campaign_exports, name="campaign-exports"),
     path(
         "<int:campaign_id>/originals/upload/",
         upload_views.original_upload,

@@ -2,23 +2,21 @@
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.http import HttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from cfannotate.campaigns import selectors, services
 from cfannotate.campaigns.access import campaign_owner_required
 from cfannotate.campaigns.forms import CampaignCreateForm, CampaignSettingsForm, errors_onto_form
-from cfannotate.campaigns.page_parts import parts_context
+from cfannotate.campaigns.sections import SECTION_BY_KEY, STAGE_SECTIONS
+from cfannotate.campaigns.stages import campaign_stages, next_stage, stage_facts
 from cfannotate.campaigns.task_templates import task_template_summaries
 from cfannotate.core.exceptions import CfannotateError
 from cfannotate.core.htmx import HtmxHttpRequest
 from cfannotate.core.text import sentence
-
-ORIGINALS_PER_PAGE = 25
-
 
 
 def home(request: HtmxHttpRequest) -> HttpResponse:
@@ -32,27 +30,28 @@ def home(request: HtmxHttpRequest) -> HttpResponse:
 @campaign_owner_required
 @require_GET
 def campaign_detail(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
+    """The overview: where the campaign stands, stage by stage, and the next step to take."""
     campaign = request.campaign
-    page = Paginator(selectors.originals_of(campaign), ORIGINALS_PER_PAGE).get_page(
-        request.GET.get("page")
-    )
+    if request.GET.get("page"):  # the originals' pages before they had a section of their own
+        url = reverse("campaign-data", args=[campaign.id])
+        return redirect(f"{url}?{request.GET.urlencode()}")
+    facts = stage_facts(campaign)
+    stages = campaign_stages(campaign, facts)
+    step = next_stage(stages)
     context = {
         "campaign": campaign,
-        "labels": campaign.labels.all(),
-        "counts": selectors.campaign_counts(campaign),
-        "page": page,
-        **parts_context(request, campaign),  # generation, candidates, labeling (page_parts)
+        "facts": facts,
+        "stages": [(stage, SECTION_BY_KEY[STAGE_SECTIONS[stage.key]]) for stage in stages],
+        "next_stage": step,
+        "next_section": SECTION_BY_KEY[STAGE_SECTIONS[step.key]],
     }
-    template = "campaigns/detail.html"
-    if request.htmx and request.htmx.target == "originals":
-        template += "#originals"
-    return TemplateResponse(request, template, context)
+    return TemplateResponse(request, "campaigns/detail.html", context)
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def campaign_new(request: HtmxHttpRequest) -> HttpResponse:
-    """Create a campaign from a task template; then the campaign page takes the upload."""
+    """Create a campaign from a task template; its overview then points to the upload."""
     form = CampaignCreateForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:

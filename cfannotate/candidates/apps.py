@@ -6,8 +6,9 @@ class CandidatesConfig(AppConfig):
     verbose_name = "Candidate counterfactuals"
 
     def ready(self) -> None:
-        from cfannotate.campaigns import page_parts
+        from cfannotate.campaigns import page_parts, stages
         from cfannotate.candidates import checks  # noqa: F401 (registers the system checks)
-        from cfannotate.candidates.campaign_page import campaign_page_context
+        from cfannotate.candidates.campaign_page import campaign_page_context, candidates_facts
 
-        page_parts.register(campaign_page_context)
+        page_parts.register(campaign_page_context, sections=["generation"])
+        stages.register_facts(candidates_facts)

@@ -1,9 +1,11 @@
-"""The candidates' part of the campaign page: generation progress and the candidates table
-(registered with `campaigns.page_parts` in `CandidatesConfig.ready()`)."""
+"""The candidates' part of the campaign's generation page (progress and the candidates
+table) and of its overview (runs and candidates counted), registered with
+`campaigns.page_parts` and `campaigns.stages` in `CandidatesConfig.ready()`."""
 
 from django.http import HttpRequest
 
 from cfannotate.campaigns.models import Campaign
+from cfannotate.candidates.models import CandidateStatus, RunState
 from cfannotate.candidates.selectors import (
     generation_overview,
     latest_run,
@@ -19,3 +21,11 @@ def campaign_page_context(request: HttpRequest, campaign: Campaign) -> dict:
         "progress": run_progress(run) if run else None,
         "generation": generation_overview(campaign),
     }
+
+
+def candidates_facts(campaign: Campaign) -> dict:
+    """Facts for the overview's stages (`campaigns.stages.StageFacts`)."""
+    active = campaign.runs.filter(state__in=(RunState.QUEUED, RunState.RUNNING)).exists()
+    # Gold and training rounds' counterfactuals are answers, not candidates to label.
+    candidates = campaign.candidates.exclude(status=CandidateStatus.GOLD).count()
+    return {"generation_active": active, "candidates": candidates}

@@ -120,10 +120,10 @@ def candidate_predictions_upload(*, campaign: Campaign, file_name: str, content:
         str(pk) for pk in Candidate.objects.filter(campaign=campaign).values_list("pk", flat=True)
     ]
     rows = [PREDICTION_COLUMN_NAMES.canonical(row.values) for row in table.rows]
-    predictions, problems = uploaded_predictions(rows, list(labels), ids)
-    errors = dict(table.errors)
-    for key, found in problems.items():  # "row N" counts data rows; the file's own names
-        errors.setdefault(table.rows[int(key.split()[-1]) - 1].where, []).extend(found)
+    predictions, problems = uploaded_predictions(
+        rows, list(labels), ids, [row.where for row in table.rows]
+    )
+    errors = {**table.errors, **problems}
     if errors:
         raise rows_invalid(errors, nothing="no prediction was stored")
     if not predictions:

@@ -6,8 +6,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from django.db import transaction
+from django.db.models import F
 
-from cfannotate.campaigns.generator_settings import fluency_model_of, generator_entries
+from cfannotate.campaigns.generator_settings import (
+    GeneratorEntry,
+    fluency_model_of,
+    generator_entries,
+)
 from cfannotate.campaigns.models import Campaign, CampaignLabel, CampaignStatus, Original
 from cfannotate.candidates import adapter
 from cfannotate.candidates.hooks import candidates_ready_send
@@ -81,14 +86,12 @@ def candidates_generate(
 
     The generators run one after another on one shared parse cache; each one's output
     goes through the same dedupe, edits, control code, relationship and fluency filter.
-    All candidates are stored together at the end, so a batch that fails stores
-    nothing and a batch run twice stores nothing twice. Runs in the calling process:
-    each chunk of a generation run (`cfannotate.candidates.runs`), and the demo.
-    `lm` / `fluency_lm` replace the models the settings name (tests, benchmarks).
-    `on_progress` is called with the originals' worth of generating done so far, each
-    time it grows (`_OriginalsDone`; a chunk's live progress).
+    All candidates are stored together at the end: a batch that fails stores nothing, a
+    batch run twice nothing twice. Runs in the calling process (a run's chunk, the demo).
+    `lm` / `fluency_lm` replace the models the settings name (tests, benchmarks);
+    `on_progress` gets the originals' worth done so far (`_OriginalsDone`).
     """
-    from generation.generators import GenerationContext, GeneratorOptionsError
+    from generation.generators import GenerationContext
     from generation.parsing import ParseCache
     from generation.pipeline import run_generator
 
@@ -102,51 +105,30 @@ def candidates_generate(
         raise InvalidInput("The campaign has no originals to perturb.")
     by_key = {str(original.pk): original for original in originals}
     records = adapter.original_records(originals)
-    parses = ParseCache()
     started = time.perf_counter()
     results, summaries = [], []
     outcomes = {key: {"made": 0, "skipped": []} for key in by_key}
     done = _OriginalsDone(originals=len(originals), generators=len(entries), report=on_progress)
+    context = GenerationContext(
+        parses=ParseCache(),
+        device=device,
+        lm=lm,
+        labels=tuple(campaign.labels.values_list("value", flat=True)),
+        label_examples=_label_examples(campaign),
+    )
     for position, entry in enumerate(entries):
-        try:
-            generator = entry.load()
-        except GeneratorOptionsError as error:
-            where = f"generators[{entry.position}]"
-            raise InvalidInput(
-                f"{entry.name} cannot start: {error}", fields={where: [str(error)]}
-            ) from None
         result, skipped = run_generator(
-            generator,
+            _generator_loaded(entry),
             records,
             adapter.pipeline_settings(campaign, entry, device=device),
             fluency_lm=fluency_lm,
-            context=GenerationContext(
-                parses=parses,
-                device=device,
-                lm=lm,
-                labels=tuple(campaign.labels.values_list("value", flat=True)),
-            ),
+            context=context,
             show_progress=show_progress,
             on_progress=done.advance,
         )
         done.generators_finished(position + 1)
-        for item in skipped:
-            logger.info("%s skipped original %s: %s", entry.name, item.original_key, item.reason)
-            outcomes[item.original_key]["skipped"].append(
-                {"generator": entry.name, "reason": item.reason}
-            )
-        for candidate in result.candidates:
-            outcomes[candidate.record.original_key]["made"] += 1
         results.extend(result.candidates)
-        summaries.append(
-            GeneratorSummary(
-                name=entry.name,
-                candidates=len(result.candidates),
-                kept=len(result.kept),
-                skipped=len({item.original_key for item in skipped}),
-                seconds=result.seconds.get("total", 0.0),
-            )
-        )
+        summaries.append(_outcomes_record(entry, result, skipped, outcomes))
     stored = candidates_store(campaign=campaign, originals=by_key, results=results)
     _predict_labels(campaign, originals)
     if campaign.status == CampaignStatus.DRAFT:
@@ -168,6 +150,37 @@ def candidates_generate(
         generators=tuple(summaries),
         seconds={"total": time.perf_counter() - started},
         outcomes=outcomes,
+    )
+
+
+def _generator_loaded(entry: GeneratorEntry):
+    """The entry's generator, or InvalidInput under its place in the settings."""
+    from generation.generators import GeneratorOptionsError
+
+    try:
+        return entry.load()
+    except GeneratorOptionsError as error:
+        where = f"generators[{entry.position}]"
+        raise InvalidInput(
+            f"{entry.name} cannot start: {error}", fields={where: [str(error)]}
+        ) from None
+
+
+def _outcomes_record(entry: GeneratorEntry, result, skipped, outcomes: dict) -> GeneratorSummary:
+    """Count what one generator made and skipped per original (into `outcomes`); its summary."""
+    for item in skipped:
+        logger.info("%s skipped original %s: %s", entry.name, item.original_key, item.reason)
+        outcomes[item.original_key]["skipped"].append(
+            {"generator": entry.name, "reason": item.reason}
+        )
+    for candidate in result.candidates:
+        outcomes[candidate.record.original_key]["made"] += 1
+    return GeneratorSummary(
+        name=entry.name,
+        candidates=len(result.candidates),
+        kept=len(result.kept),
+        skipped=len({item.original_key for item in skipped}),
+        seconds=result.seconds.get("total", 0.0),
     )
 
 
@@ -197,6 +210,22 @@ class _OriginalsDone:
         if self.report is not None and done > self.reported:
             self.reported = done
             self.report(done)
+
+
+def _label_examples(campaign: Campaign, limit: int = 6) -> tuple:
+    """The campaign's own counterfactual pairs, as worked examples for label-directed
+    prompts: the researcher's imported or authored candidates that aim at a label other
+    than their original's (generation.label_directed; the task's examples otherwise)."""
+    from generation.label_directed import LabelExample
+
+    pairs = (
+        Candidate.objects.filter(campaign=campaign, intended_label__isnull=False)
+        .exclude(source=CandidateSource.GENERATED)
+        .exclude(intended_label=F("original__label"))
+        .values_list("original__text", "original__label__value", "text", "intended_label__value")
+        .order_by("id")[:limit]
+    )
+    return tuple(LabelExample(*pair) for pair in pairs)
 
 
 def _predict_labels(campaign: Campaign, originals: list[Original]) -> None:

@@ -21,7 +21,7 @@ from cfannotate.core.api_lists import paginated_response
 from cfannotate.core.exceptions import NotFound
 from cfannotate.core.worker_tokens import link_token, personal_link_token
 from cfannotate.crowd import review
-from cfannotate.crowd.models import BlockScope, InvitationLink, PersonalLink, Worker
+from cfannotate.crowd.models import BlockScope, InvitationLink, PersonalLink
 from cfannotate.crowd.providers import public_base_url
 from cfannotate.crowd.providers.mturk import MTurkOptions
 from cfannotate.crowd.providers.prolific import ProlificOptions
@@ -31,7 +31,13 @@ from cfannotate.crowd.publishing import (
     platform_sync,
     prolific_study_create,
 )
-from cfannotate.crowd.selectors import links_of, personal_links_of, publications_of
+from cfannotate.crowd.selectors import (
+    assignment_of,
+    links_of,
+    personal_links_of,
+    publications_of,
+    worker_of,
+)
 from cfannotate.crowd.services import (
     MAX_PERSONAL_LINK_DAYS,
     PERSONAL_LINK_DAYS,
@@ -115,16 +121,6 @@ def _path(name: str, token: str) -> str:
 def _context(request: Request) -> dict:
     return {"base_url": public_base_url(request)}
 
-
-def _assignment(campaign, assignment_id: int) -> Assignment:
-    assignment = (
-        Assignment.objects.select_related("worker", "campaign")
-        .filter(pk=assignment_id, campaign=campaign)
-        .first()
-    )
-    if assignment is None:
-        raise NotFound(f"No assignment {assignment_id} in this campaign.")
-    return assignment
 
 
 def _reviewed(assignment: Assignment) -> dict:
@@ -357,7 +353,7 @@ class AssignmentApproveApi(APIView):
         campaign = self.campaign
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        assignment = _assignment(campaign, assignment_id)
+        assignment = assignment_of(campaign, assignment_id)
         review.assignment_approve(
             assignment=assignment, feedback=serializer.validated_data["feedback"]
         )
@@ -376,7 +372,7 @@ class AssignmentRejectApi(APIView):
         campaign = self.campaign
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        assignment = _assignment(campaign, assignment_id)
+        assignment = assignment_of(campaign, assignment_id)
         review.assignment_reject(
             assignment=assignment, feedback=serializer.validated_data["feedback"]
         )
@@ -399,7 +395,7 @@ class WorkerBonusApi(APIView):
         campaign = self.campaign
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        assignment = _assignment(campaign, assignment_id)
+        assignment = assignment_of(campaign, assignment_id)
         review.worker_bonus(assignment=assignment, **serializer.validated_data)
         return Response(_reviewed(assignment))
 
@@ -427,10 +423,7 @@ class WorkerBlockApi(APIView):
         campaign = self.campaign
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        # Only a worker who worked on this campaign can be blocked from it.
-        worker = Worker.objects.filter(pk=worker_id, assignments__campaign=campaign).first()
-        if worker is None:
-            raise NotFound(f"No worker {worker_id} in this campaign.")
+        worker = worker_of(campaign, worker_id)
         scope = serializer.validated_data["scope"]
         review.worker_block(
             worker=worker,

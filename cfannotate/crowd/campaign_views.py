@@ -31,7 +31,7 @@ from cfannotate.crowd.forms import (
     RejectForm,
     form_error_message,
 )
-from cfannotate.crowd.models import BlockScope, InvitationLink, PersonalLink, Worker
+from cfannotate.crowd.models import BlockScope, InvitationLink, PersonalLink
 from cfannotate.crowd.providers import public_base_url
 from cfannotate.crowd.publishing import (
     entry_url,
@@ -40,12 +40,14 @@ from cfannotate.crowd.publishing import (
     prolific_study_create,
 )
 from cfannotate.crowd.selectors import (
+    assignment_of,
     assignments_needed,
     links_of,
     personal_links_of,
     publications_of,
     recent_actions,
     review_queue,
+    worker_of,
 )
 from cfannotate.crowd.services import (
     invitation_link_close,
@@ -53,7 +55,6 @@ from cfannotate.crowd.services import (
     personal_link_create,
     personal_link_revoke,
 )
-from cfannotate.labeling.models import Assignment
 
 FRAGMENT = "crowd/_campaign_platforms.html"
 PAGE = "crowd/platforms.html"
@@ -158,16 +159,6 @@ def _valid(form):
     return form
 
 
-def _assignment(campaign, assignment_id: int) -> Assignment:
-    assignment = (
-        Assignment.objects.select_related("worker", "campaign")
-        .filter(pk=assignment_id, campaign=campaign)
-        .first()
-    )
-    if assignment is None:
-        raise NotFound(f"No assignment {assignment_id} in this campaign.")
-    return assignment
-
 
 @campaign_owner_required
 @require_GET
@@ -260,7 +251,7 @@ def sync_view(request, campaign):
 @campaign_action
 def approve_view(request, campaign, assignment_id: int):
     form = _valid(ApproveForm(request.POST))
-    assignment = _assignment(campaign, assignment_id)
+    assignment = assignment_of(campaign, assignment_id)
     review.assignment_approve(assignment=assignment, feedback=form.cleaned_data["feedback"])
     return f"Approved assignment {assignment.id}.", []
 
@@ -268,7 +259,7 @@ def approve_view(request, campaign, assignment_id: int):
 @campaign_action
 def reject_view(request, campaign, assignment_id: int):
     form = _valid(RejectForm(request.POST))
-    assignment = _assignment(campaign, assignment_id)
+    assignment = assignment_of(campaign, assignment_id)
     review.assignment_reject(assignment=assignment, feedback=form.cleaned_data["feedback"])
     return f"Rejected assignment {assignment.id}.", []
 
@@ -276,7 +267,7 @@ def reject_view(request, campaign, assignment_id: int):
 @campaign_action
 def bonus_view(request, campaign, assignment_id: int):
     form = _valid(BonusForm(request.POST))
-    assignment = _assignment(campaign, assignment_id)
+    assignment = assignment_of(campaign, assignment_id)
     review.worker_bonus(
         assignment=assignment,
         amount=form.cleaned_data["amount"],
@@ -289,10 +280,7 @@ def bonus_view(request, campaign, assignment_id: int):
 @campaign_action
 def block_view(request, campaign, worker_id: int):
     form = _valid(BlockForm(request.POST))
-    # Only a worker who worked on this campaign can be blocked from its page.
-    worker = Worker.objects.filter(pk=worker_id, assignments__campaign=campaign).first()
-    if worker is None:
-        raise NotFound(f"No worker {worker_id} in this campaign.")
+    worker = worker_of(campaign, worker_id)
     scope = form.cleaned_data["scope"]
     review.worker_block(
         worker=worker,

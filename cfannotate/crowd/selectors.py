@@ -10,12 +10,14 @@ from decimal import Decimal
 from django.db.models import F, QuerySet, Sum
 
 from cfannotate.campaigns.models import Campaign
+from cfannotate.core.exceptions import NotFound
 from cfannotate.crowd.models import (
     InvitationLink,
     PersonalLink,
     Platform,
     PlatformAction,
     Publication,
+    Worker,
 )
 from cfannotate.labeling.highlight import Segment, change_segments
 from cfannotate.labeling.models import (
@@ -162,3 +164,23 @@ def session_facts(campaign: Campaign, publication: Publication | None = None) ->
         if median is not None:
             minutes, source = max(1, math.ceil(median * rounds / 60)), "past"
     return SessionFacts(rounds=rounds, minutes=minutes, minutes_source=source, pay=pay)
+
+
+def assignment_of(campaign: Campaign, assignment_id: int) -> Assignment:
+    """An assignment of the campaign, with its worker; NotFound for any other id."""
+    assignment = (
+        Assignment.objects.select_related("worker", "campaign")
+        .filter(pk=assignment_id, campaign=campaign)
+        .first()
+    )
+    if assignment is None:
+        raise NotFound(f"No assignment {assignment_id} in this campaign.")
+    return assignment
+
+
+def worker_of(campaign: Campaign, worker_id: int) -> Worker:
+    """A worker who worked on the campaign (only such a worker can be blocked from it)."""
+    worker = Worker.objects.filter(pk=worker_id, assignments__campaign=campaign).first()
+    if worker is None:
+        raise NotFound(f"No worker {worker_id} in this campaign.")
+    return worker

@@ -27,6 +27,21 @@ def labeling_context(request, campaign) -> dict:
     }
 
 
+def labeling_facts(campaign) -> dict:
+    """Facts for the campaign overview's stages (`campaigns.stages.StageFacts`)."""
+    progress = labeling_progress(campaign)
+    return {
+        "units": progress.units,
+        "gold_rounds": progress.gold_rounds,
+        "training_rounds": progress.training_rounds,
+        "assignments": progress.assignments_active
+        + progress.assignments_submitted
+        + progress.assignments_expired,
+        "judgments_done": progress.judgments_done,
+        "judgments_needed": progress.judgments_needed,
+    }
+
+
 
 def _fragment(request, campaign, *, error: str = "", warnings=(), status: int = 200):
     context = {**labeling_context(request, campaign), "error": error, "warnings": warnings}

@@ -7,7 +7,11 @@ from cfannotate.labeling import gold_views
 
 urlpatterns = [
     path("<int:campaign_id>/gold/", gold_views.gold_page, name="gold-page"),
-    path("<int:campaign_id>/gold/author/", gold_views.gold_author, name="gold-author"),
+    path(
+        "<int:campaign_id>/gold/originals/<int:original_id>/",
+        gold_views.gold_original,
+        name="gold-original",
+    ),
     path(
         "<int:campaign_id>/gold/<int:gold_round_id>/active/",
         gold_views.gold_round_active,

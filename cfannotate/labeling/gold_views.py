@@ -1,10 +1,12 @@
 """The gold rounds page: every gold and training round with its expected answers, switching
-rounds on and off, changing answers no worker has had yet, authoring a new round (htmx).
+rounds on and off, changing answers no worker has had yet, and a new round made on an
+original picked from a searchable list, of its candidates or of typed counterfactuals (htmx).
 
 Researcher-only and owner-scoped: expected answers never reach a worker's page.
 """
 
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
@@ -18,89 +20,128 @@ from cfannotate.core.exceptions import CfannotateError, InvalidInput
 from cfannotate.core.htmx import HtmxHttpRequest
 from cfannotate.core.text import sentence
 from cfannotate.labeling import gold
-from cfannotate.labeling.models import GoldKind, LabelingUnit
+from cfannotate.labeling.models import GoldKind
 from cfannotate.labeling.promotion import candidates_promote_to_gold
-from cfannotate.labeling.selectors import gold_rounds_of
+from cfannotate.labeling.selectors import gold_pick_originals, gold_rounds_of
 
 PAGE = "labeling/gold.html"
+PICK_PAGE = "labeling/gold_original.html"
 PROMOTE_PAGE = "candidates/promote.html"
 ROUND = "labeling/_gold_round.html"
 AUTHOR_ROWS = 3  # counterfactuals per round, as real rounds show (Polyjuice §4.2)
-ORIGINAL_CHOICES = 500  # originals offered in the author form's list
-
-
-
-def _author_context(campaign, posted=None, error=None) -> dict:
-    in_units = LabelingUnit.objects.filter(campaign=campaign).values("original_id")
-    free = campaign.originals.exclude(pk__in=in_units).order_by("id")[:ORIGINAL_CHOICES]
-    rows = [
-        {
-            "number": number,
-            "text": posted.get(f"text-{number}", "") if posted else "",
-            "valid": posted.get(f"valid-{number}", "true") if posted else "true",
-            "label": posted.get(f"label-{number}", "") if posted else "",
-            "explanation": posted.get(f"explanation-{number}", "") if posted else "",
-        }
-        for number in range(1, AUTHOR_ROWS + 1)
-    ]
-    return {
-        "campaign": campaign,
-        "free_originals": free,
-        "labels": campaign.labels.all(),
-        "kinds": GoldKind.choices,
-        "author_rows": rows,
-        "author_original": posted.get("original", "") if posted else "",
-        "author_kind": posted.get("kind", GoldKind.GOLD) if posted else GoldKind.GOLD,
-        "author_error": error,
-    }
+PICK_PER_PAGE = 20  # originals per page of the gold page's list
+MAX_SEARCH = 200
+NO_ITEMS = "Tick at least one candidate, or type a new counterfactual."
+BOTH_KINDS_OF_ITEMS = (
+    "Either tick candidates or type new counterfactuals: a round is made of one or the other."
+)
 
 
 @campaign_owner_required
 @require_GET
 def gold_page(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
+    """The rounds, and the originals a new round can use: searched by id or text, a page at a
+    time; htmx asks for just the list while the researcher types."""
     campaign = request.campaign
-    context = {**_author_context(campaign), "rounds": gold_rounds_of(campaign)}
-    return TemplateResponse(request, PAGE, context)
+    search = request.GET.get("q", "").strip()[:MAX_SEARCH]
+    originals = gold_pick_originals(campaign, search=search)
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {
+        "campaign": campaign,
+        "search": search,
+        "query": query.urlencode(),
+        "page": Paginator(originals, PICK_PER_PAGE).get_page(request.GET.get("page")),
+    }
+    template = PAGE
+    if request.htmx and request.htmx.target == "gold-picker":
+        template += "#picker"
+    else:
+        context |= {"rounds": gold_rounds_of(campaign), "labels": campaign.labels.all()}
+    return TemplateResponse(request, template, context)
+
+
+def _typed_items(post) -> list[dict]:
+    """The new counterfactuals typed on the pick form (empty rows left out)."""
+    return [
+        {
+            "text": post.get(f"new-text-{number}", ""),
+            "valid": post.get(f"new-valid-{number}", "true"),
+            "label": post.get(f"new-label-{number}", ""),
+            "explanation": post.get(f"new-explanation-{number}", ""),
+        }
+        for number in range(1, AUTHOR_ROWS + 1)
+        if post.get(f"new-text-{number}", "").strip()
+    ]
+
+
+def _pick_context(campaign, original, post, error=None) -> dict:
+    typed = [
+        {
+            "number": number,
+            "text": post.get(f"new-text-{number}", ""),
+            "valid": post.get(f"new-valid-{number}", "true"),
+            "label": post.get(f"new-label-{number}") or original.label.value,
+            "explanation": post.get(f"new-explanation-{number}", ""),
+        }
+        for number in range(1, AUTHOR_ROWS + 1)
+    ]
+    return {
+        "campaign": campaign,
+        "original": original,
+        "in_units": original.units.exists(),
+        "rows": _candidate_rows(campaign, original, post),
+        "typed_rows": typed,
+        "labels": campaign.labels.all(),
+        "kinds": GoldKind.choices,
+        "kind": post.get("kind", GoldKind.GOLD),
+        "error": error,
+    }
 
 
 @campaign_owner_required
-@require_POST
-def gold_author(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
-    """A round of typed counterfactuals: the filled rows of the form; errors in place."""
+@require_http_methods(["GET", "POST"])
+def gold_original(request: HtmxHttpRequest, campaign_id: int, original_id: int) -> HttpResponse:
+    """A round on one original: its candidates ticked, or new counterfactuals typed, each with
+    the answers a careful worker gives; saved as gold or training by the API's services."""
     campaign = request.campaign
-    post = request.POST
-    external_id = post.get("original", "").strip()
-    original = campaign.originals.filter(external_id=external_id).first()
-    items = [
-        {
-            "text": post.get(f"text-{number}", ""),
-            "valid": post.get(f"valid-{number}", "true"),
-            "label": post.get(f"label-{number}", ""),
-            "explanation": post.get(f"explanation-{number}", ""),
-        }
-        for number in range(1, AUTHOR_ROWS + 1)
-        if post.get(f"text-{number}", "").strip()
-    ]
-    try:
-        if original is None:
-            raise InvalidInput(
-                f"No original {external_id!r} in this campaign."
-                if external_id
-                else "Choose an original.",
-                fields={"original": ["Give the id of one of the campaign's originals."]},
-            )
-        authored = gold.gold_round_author(
-            campaign=campaign, original=original, kind=post.get("kind", ""), items=items
-        )
-    except CfannotateError as error:
-        context = {**_author_context(campaign, post, error), "rounds": gold_rounds_of(campaign)}
-        template = PAGE + ("#author" if request.htmx else "")
-        return TemplateResponse(request, template, context, status=error.status_code)
+    original = campaign.originals.select_related("label").filter(pk=original_id).first()
+    if original is None:
+        raise Http404("No such original in this campaign.")
+    error = None
+    if request.method == "POST":
+        post = request.POST
+        kind = post.get("kind", GoldKind.GOLD)
+        picked, typed = _promoted_items(post), _typed_items(post)
+        try:
+            if picked and typed:
+                raise InvalidInput(BOTH_KINDS_OF_ITEMS, fields={"items": ["Both given."]})
+            if not picked and not typed:
+                raise InvalidInput(NO_ITEMS, fields={"items": ["None given."]})
+            if picked:
+                made = candidates_promote_to_gold(
+                    campaign=campaign, original=original, kind=kind, items=picked
+                )
+            else:
+                made = gold.gold_round_author(
+                    campaign=campaign, original=original, kind=kind, items=typed
+                )
+        except CfannotateError as caught:
+            error = caught
+        else:
+            return _round_made(request, campaign, original, made)
+    context = _pick_context(campaign, original, request.POST, error)
+    status = 200 if error is None else error.status_code
+    template = PICK_PAGE + ("#pick-form" if request.htmx else "")
+    return TemplateResponse(request, template, context, status=status)
+
+
+def _round_made(request, campaign, original, gold_round) -> HttpResponse:
     # Named by its kind (workers see training rounds, never gold), and by the original's id
     # alone: its text may end with a period of its own.
-    kind = "training" if authored.kind == GoldKind.TRAINING else "gold"
+    kind = "training" if gold_round.kind == GoldKind.TRAINING else "gold"
     messages.success(
-        request, sentence(f"A {kind} round was authored on original {original.external_id}")
+        request, sentence(f"A {kind} round was made from original {original.external_id}")
     )
     target = reverse("gold-page", args=[campaign.id])
     return HttpResponseClientRedirect(target) if request.htmx else redirect(target)
@@ -116,6 +157,7 @@ def _round_fragment(request, campaign, gold_round_id: int, *, error=None, messag
         "labels": campaign.labels.all(),
         "error": error,
         "message": message,
+        "state_out_of_band": request.htmx,  # the state in the table of rounds follows
     }
     status = 200 if error is None else error.status_code
     return TemplateResponse(request, ROUND, context, status=status)
@@ -166,6 +208,23 @@ def gold_round_answers(request: HtmxHttpRequest, campaign_id: int, gold_round_id
     return _round_fragment(request, campaign, gold_round.pk, message="Answers saved.")
 
 
+def _candidate_rows(campaign, original, post) -> list[dict]:
+    """One original's candidates as rows to tick, with the answers posted (or likeliest)."""
+    ticked = set(post.getlist("candidate"))
+    return [
+        {
+            "candidate": candidate,
+            "ticked": str(candidate.pk) in ticked,
+            "valid": post.get(f"valid-{candidate.pk}", "true"),
+            # What the generator aimed for is the likeliest answer; else the original's label.
+            "label": post.get(f"label-{candidate.pk}")
+            or (candidate.intended_label or original.label).value,
+            "explanation": post.get(f"explanation-{candidate.pk}", ""),
+        }
+        for candidate in candidates_filtered(campaign, CandidateFilters(original=original.pk))
+    ]
+
+
 def _promoted_items(post) -> list[dict]:
     """The ticked candidates of the promote form, with the answers typed beside each."""
     items = []
@@ -193,7 +252,7 @@ def candidates_promote(request: HtmxHttpRequest, campaign_id: int, original_id: 
     if request.method == "POST":
         kind = request.POST.get("kind", GoldKind.GOLD)
         try:
-            candidates_promote_to_gold(
+            made = candidates_promote_to_gold(
                 campaign=campaign,
                 original=original,
                 kind=kind,
@@ -202,33 +261,14 @@ def candidates_promote(request: HtmxHttpRequest, campaign_id: int, original_id: 
         except CfannotateError as caught:
             error = caught
         else:
-            made = "training" if kind == GoldKind.TRAINING else "gold"
-            messages.success(
-                request, f"A {made} round was made from original {original.external_id}."
-            )
-            target = reverse("gold-page", args=[campaign.id])
-            return HttpResponseClientRedirect(target) if request.htmx else redirect(target)
-    post = request.POST
-    ticked = set(post.getlist("candidate"))
-    rows = [
-        {
-            "candidate": candidate,
-            "ticked": str(candidate.pk) in ticked,
-            "valid": post.get(f"valid-{candidate.pk}", "true"),
-            # What the generator aimed for is the likeliest answer; else the original's label.
-            "label": post.get(f"label-{candidate.pk}")
-            or (candidate.intended_label or original.label).value,
-            "explanation": post.get(f"explanation-{candidate.pk}", ""),
-        }
-        for candidate in candidates_filtered(campaign, CandidateFilters(original=original.pk))
-    ]
+            return _round_made(request, campaign, original, made)
     context = {
         "campaign": campaign,
         "original": original,
-        "rows": rows,
+        "rows": _candidate_rows(campaign, original, request.POST),
         "labels": campaign.labels.all(),
         "kinds": GoldKind.choices,
-        "kind": post.get("kind", GoldKind.GOLD),
+        "kind": request.POST.get("kind", GoldKind.GOLD),
         "error": error,
     }
     status = 200 if error is None else error.status_code

@@ -3,9 +3,11 @@
 import math
 from dataclasses import dataclass
 
-from django.db.models import Count, F, Q, Sum
+from django.db.models import Count, F, OuterRef, Q, Subquery, Sum
+from django.db.models.functions import Coalesce
 
 from cfannotate.campaigns.models import Campaign
+from cfannotate.candidates.models import Candidate
 from cfannotate.labeling.models import (
     Assignment,
     AssignmentState,
@@ -147,4 +149,32 @@ def gold_coverage(campaign: Campaign) -> GoldCoverage:
         per_assignment=campaign.gold_rounds_per_assignment,
         assignments_needed=math.ceil(max(wanted or 0, 0) / campaign.rounds_per_assignment),
         workers_out_of_gold=seen.count() if gold_rounds else 0,
+    )
+
+
+def gold_pick_originals(campaign: Campaign, *, search: str = ""):
+    """The originals a gold or training round can use (in no labeling unit), those whose id
+    or text contains `search`, each with its label, how many candidates it has, and how many
+    gold and training rounds already use it. In upload order; researcher pages only."""
+
+    def count_of(rows):
+        counted = rows.order_by().values("original").annotate(n=Count("id")).values("n")
+        return Coalesce(Subquery(counted), 0)
+
+    def rounds(kind: str):
+        return count_of(GoldRound.objects.filter(original=OuterRef("pk"), kind=kind))
+
+    originals = campaign.originals.exclude(
+        pk__in=LabelingUnit.objects.filter(campaign=campaign).values("original_id")
+    )
+    if search:
+        originals = originals.filter(Q(external_id__icontains=search) | Q(text__icontains=search))
+    return (
+        originals.select_related("label")
+        .annotate(
+            candidate_count=count_of(Candidate.objects.filter(original=OuterRef("pk"))),
+            gold_count=rounds(GoldKind.GOLD),
+            training_count=rounds(GoldKind.TRAINING),
+        )
+        .order_by("id")
     )

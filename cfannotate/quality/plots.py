@@ -323,21 +323,7 @@ def worker_chart(
     C.2 thresholds: kept in the shaded corner, or anywhere on the top line (all gold right)."""
     title = "Workers against the C.2 thresholds"
     drawn = [w for w in workers if w.median_seconds is not None and w.gold_total]
-    table = DataTable(
-        f"Each worker's median time per round and gold right; kept above {min_seconds:g} s "
-        f"with at least {min_gold_share:.0%} of gold right, or with all gold right",
-        ["Worker", "Median s per round", "Gold right", "Share right", "Verdict"],
-        [
-            [
-                w.name,
-                f"{w.median_seconds:.1f}" if w.median_seconds is not None else "no rounds",
-                f"{w.gold_correct}/{w.gold_total}" if w.gold_total else "no gold yet",
-                f"{w.gold_correct / w.gold_total:.0%}" if w.gold_total else "",
-                "kept" if w.qualified else "filtered out",
-            ]
-            for w in workers
-        ],
-    )
+    table = _worker_table(workers, min_seconds=min_seconds, min_gold_share=min_gold_share)
     if not drawn:
         return Chart(title, "No worker has answered a gold round yet.", "", "", [], [], [])
     last = max(60.0, min_seconds * 3)  # slower workers sit on the right edge
@@ -348,28 +334,7 @@ def worker_chart(
     def y_of(share: float) -> float:
         return TOP + PLOT_HEIGHT * (1 - share)
 
-    places: dict[tuple[int, int, int], list[WorkerStanding]] = {}
-    for worker in drawn:
-        share = worker.gold_correct / worker.gold_total
-        key = (round(x_of(worker.median_seconds)), round(y_of(share)), 0 if worker.qualified else 1)
-        places.setdefault(key, []).append(worker)
-    points = []
-    for (x, y, series), group in places.items():
-        names = ", ".join(w.name for w in group[:5]) + (" and others" if len(group) > 5 else "")
-        first = group[0]
-        verdict = "kept" if series == 0 else "filtered out"
-        points.append(
-            Point(
-                x=x,
-                y=y,
-                title=(
-                    f"{names}: {first.median_seconds:.1f} s median, "
-                    f"{first.gold_correct}/{first.gold_total} gold right, {verdict}"
-                ),
-                series=series,
-                count=len(group),
-            )
-        )
+    points = _worker_points(drawn, x_of, y_of)
     kept = sum(1 for w in drawn if w.qualified)
     unplaced = len(workers) - len(drawn)
     return Chart(
@@ -402,6 +367,46 @@ def worker_chart(
         legend=[(0, "kept"), (1, "filtered out")],
         table=table,
     )
+
+
+def _worker_table(
+    workers: Sequence[WorkerStanding], *, min_seconds: float, min_gold_share: float
+) -> DataTable:
+    return DataTable(
+        f"Each worker's median time per round and gold right; kept above {min_seconds:g} s "
+        f"with at least {min_gold_share:.0%} of gold right, or with all gold right",
+        ["Worker", "Median s per round", "Gold right", "Share right", "Verdict"],
+        [
+            [
+                w.name,
+                f"{w.median_seconds:.1f}" if w.median_seconds is not None else "no rounds",
+                f"{w.gold_correct}/{w.gold_total}" if w.gold_total else "no gold yet",
+                f"{w.gold_correct / w.gold_total:.0%}" if w.gold_total else "",
+                "kept" if w.qualified else "filtered out",
+            ]
+            for w in workers
+        ],
+    )
+
+
+def _worker_points(drawn: Sequence[WorkerStanding], x_of, y_of) -> list[Point]:
+    """One dot per place and verdict: workers at the same spot make one larger dot."""
+    places: dict[tuple[int, int, int], list[WorkerStanding]] = {}
+    for worker in drawn:
+        share = worker.gold_correct / worker.gold_total
+        key = (round(x_of(worker.median_seconds)), round(y_of(share)), 0 if worker.qualified else 1)
+        places.setdefault(key, []).append(worker)
+    points = []
+    for (x, y, series), group in places.items():
+        names = ", ".join(w.name for w in group[:5]) + (" and others" if len(group) > 5 else "")
+        first = group[0]
+        verdict = "kept" if series == 0 else "filtered out"
+        title = (
+            f"{names}: {first.median_seconds:.1f} s median, "
+            f"{first.gold_correct}/{first.gold_total} gold right, {verdict}"
+        )
+        points.append(Point(x=x, y=y, title=title, series=series, count=len(group)))
+    return points
 
 
 def position_chart(

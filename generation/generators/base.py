@@ -65,8 +65,10 @@ class GenerationContext:
     lm: object | None = None
     progress: Callable[[int], None] | None = None  # called with the number of originals done
     # The task's label set, for generators that aim at the other labels (label-directed
-    # Polyjuice); empty: label-agnostic.
+    # Polyjuice); empty: label-agnostic. `label_examples`: the campaign's own
+    # counterfactual pairs as generation.label_directed.LabelExample, worked examples.
     labels: tuple[str, ...] = ()
+    label_examples: tuple = ()
 
     def advance(self, count: int = 1) -> None:
         if self.progress is not None:

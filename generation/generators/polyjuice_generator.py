@@ -173,7 +173,12 @@ class PolyjuiceGenerator:
         if targets and self.settings.slices:
             targets = self._targeted(targets, context, output)
         if targets:
-            settings = dataclasses.replace(self.settings.polyjuice(), label_choices=context.labels)
+            settings = self.settings.polyjuice()
+            settings = dataclasses.replace(
+                settings,
+                label_choices=context.labels,
+                label_examples=settings.label_examples or tuple(context.label_examples),
+            )
             lm = None
             if settings.engine != "server":
                 lm = context.lm or load_cached(

@@ -29,6 +29,8 @@ def test_review_reject_edit_and_promote_to_gold(live_server, page):
 
     _log_in(page, live_server, "gina")
     page.goto(f"{live_server.url}/campaigns/{campaign.id}/")
+    sections = page.get_by_role("navigation", name="Campaign sections")
+    sections.get_by_role("link", name="Generation", exact=True).click()
     page.get_by_role("link", name="Review all 4 candidates").click()
     page.get_by_role("heading", name="Review candidates").wait_for()
     page.evaluate("window.__marker = 'kept'")

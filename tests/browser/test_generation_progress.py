@@ -45,6 +45,8 @@ def test_progress_moves_within_a_chunk_and_the_candidates_appear_without_reload(
     page.fill("#id_password", "pw-for-tests")
     page.click("button[type=submit]")
     page.get_by_role("link", name="Live progress").click()
+    sections = page.get_by_role("navigation", name="Campaign sections")
+    sections.get_by_role("link", name="Generation", exact=True).click()
     page.get_by_text("No candidates yet").wait_for()
     page.evaluate("window.__marker = 'kept'")
 

@@ -26,7 +26,8 @@ def test_researcher_reads_the_charts_and_confirms_a_decision(live_server, page):
     page.fill("#id_password", "pw-for-tests")
     page.click("button[type=submit]")
     page.goto(f"{live_server.url}/campaigns/{campaign.id}/")
-    page.get_by_role("link", name="Quality control: workers, agreement, decisions →").click()
+    sections = page.get_by_role("navigation", name="Campaign sections")
+    sections.get_by_role("link", name="Quality", exact=True).click()
 
     assert page.locator("svg[role=img]").count() == 6
     assert page.get_by_role("img", name="Time per round").is_visible()

@@ -1,14 +1,18 @@
 """The researcher's whole day in a real browser, and two workers labeling in parallel.
 
-Log in; create a campaign from the sentiment template; upload a CSV whose columns are
-mapped on the preview; choose the generators and the quality settings; author a gold
-round; generate (the real lexicon generators, ranking with a tiny model, run by
-`db_worker` as in production);
-reject a candidate in review; open labeling and publish an invitation link; two workers
-in separate browser contexts label at the same time, each answering every real
-counterfactual as valid with the label flipped and every gold one as expected; quality
-control runs; the contrast set is downloaded, loaded back with `datasets`, and checked
-row by row against what the workers said.
+From the home page on, only by what the pages show (no URL typed after the first): log
+in; "New campaign" from the sentiment template; the overview's next step leads to the
+data section, where a CSV is uploaded with its columns mapped on the preview; the
+settings choose the generators and the quality settings; a gold round is made on an
+original picked in the gold section; the overview's next step leads to generation (the
+real lexicon generators, ranking with a tiny model, run by `db_worker` as in
+production); a candidate is rejected in review; the next step leads to labeling and
+platforms, where labeling opens and an invitation link is made; two workers in separate
+browser contexts label at the same time, each answering every real counterfactual as
+valid with the label flipped and every gold one as expected; quality control runs; the
+overview's last step leads to the exports, whose contrast set is downloaded, loaded back
+with `datasets`, and checked row by row against what the workers said. The section
+navigation marks the section the researcher is in all along.
 """
 
 import csv
@@ -17,7 +21,6 @@ import json
 
 import pytest
 from django.core.management import call_command
-from django.urls import reverse
 
 from cfannotate.campaigns.models import Campaign
 from cfannotate.candidates.models import CandidateStatus
@@ -48,8 +51,27 @@ GOLD = [  # text, valid, label display name
 FLIP = {"Positive": "Negative", "Negative": "Positive"}
 
 
+def _section(page, title):
+    """Go to a section of the campaign with its navigation; it is marked as the current one."""
+    nav = page.get_by_role("navigation", name="Campaign sections")
+    nav.get_by_role("link", name=title, exact=True).click()
+    nav.locator('[aria-current="page"]', has_text=title).wait_for()
+    assert nav.locator('[aria-current="page"]').count() == 1
+
+
+def _next_step(page, action, section):
+    """On the overview: the next step says `action`; its button leads to `section`."""
+    _section(page, "Overview")
+    box = page.locator(".next-step")
+    box.get_by_text(action).wait_for()
+    box.get_by_role("link", name=f"Go to {section.lower()}").click()
+    nav = page.get_by_role("navigation", name="Campaign sections")
+    nav.locator('[aria-current="page"]', has_text=section).wait_for()
+
+
 def _log_in(page, base, username):
-    page.goto(base + reverse("login"))
+    page.goto(base)
+    page.get_by_role("banner").get_by_role("link", name="Log in").click()
     page.get_by_label("Username").fill(username)
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Log in").click()
@@ -62,7 +84,13 @@ def _create_campaign(page) -> Campaign:
     page.get_by_label("Sentiment (single text)").check()
     page.get_by_role("button", name="Create campaign").click()
     page.get_by_text("Upload its dataset of labeled originals next.").wait_for()
-    return Campaign.objects.get(name="Journey <reviews>")
+    campaign = Campaign.objects.get(name="Journey <reviews>")
+    nav = page.get_by_role("navigation", name="Campaign sections")
+    assert nav.locator('[aria-current="page"]').inner_text() == "Overview"
+    page.locator(".next-step").get_by_text("Upload the originals").wait_for()
+    page.locator(".next-step").get_by_role("link", name="Go to data").click()
+    nav.locator('[aria-current="page"]', has_text="Data").wait_for()
+    return campaign
 
 
 def _upload(page, tmp_path):
@@ -83,7 +111,7 @@ def _upload(page, tmp_path):
 
 
 def _configure(page, campaign, model_dir):
-    page.goto(page.url.split("/campaigns/")[0] + reverse("campaign-settings", args=[campaign.id]))
+    _section(page, "Settings")
     page.locator("#id_use_polyjuice").uncheck()
     # Replacements are ranked by a tiny model built for the test: the packaged SmolLM2
     # would cost this journey 15 s and is exercised by the generation tests.
@@ -105,8 +133,9 @@ def _configure(page, campaign, model_dir):
 
 
 def _author_gold(page, campaign):
-    page.goto(page.url.split("/campaigns/")[0] + reverse("gold-page", args=[campaign.id]))
-    page.get_by_label("Original (its id)").fill(GOLD_ORIGINAL)
+    _section(page, "Gold and training")
+    page.get_by_label("Search originals").fill(GOLD_ORIGINAL)
+    page.get_by_role("link", name=f"Open original {GOLD_ORIGINAL}").click()
     for number, (text, valid, label) in enumerate(GOLD, start=1):
         page.get_by_label(f"Counterfactual {number}", exact=True).fill(text)
         page.get_by_label(f"Valid? (counterfactual {number})").select_option(
@@ -119,7 +148,7 @@ def _author_gold(page, campaign):
 
 
 def _generate(page, campaign):
-    page.goto(page.url.split("/campaigns/")[0] + reverse("campaign-detail", args=[campaign.id]))
+    _next_step(page, "Generate candidates, or import your own.", "Generation")
     page.get_by_role("button", name="Generate candidates").click()
     page.locator("#generation-progress progress").wait_for()
     # The chunks, then the selection they queue, run in a worker as in production.
@@ -130,7 +159,7 @@ def _generate(page, campaign):
 
 
 def _reject_one(page, campaign) -> str:
-    page.goto(page.url.split("/campaigns/")[0] + reverse("candidate-review", args=[campaign.id]))
+    _section(page, "Review")
     selected = UnitItem.objects.filter(unit__campaign=campaign).select_related("candidate")
     rejected = selected.order_by("id").first().candidate
     row = page.locator("tr", has_text=rejected.text)
@@ -142,7 +171,7 @@ def _reject_one(page, campaign) -> str:
 
 
 def _publish(page, campaign) -> str:
-    page.goto(page.url.split("/campaigns/")[0] + reverse("campaign-detail", args=[campaign.id]))
+    _next_step(page, "Open the campaign for labeling.", "Labeling and platforms")
     page.get_by_role("button", name="Open for labeling").click()
     page.get_by_role("button", name="Pause labeling").wait_for()
     block = page.locator("#platforms-block")
@@ -242,12 +271,12 @@ def test_researcher_journey_with_two_workers_in_parallel(
     units = LabelingUnit.objects.filter(campaign=campaign)
     assert all(unit.completed == unit.judgments_needed == 2 for unit in units)
 
-    page.goto(base + reverse("quality-page", args=[campaign.id]))
+    _section(page, "Quality")
     page.get_by_role("button", name="Run quality control now").click()
     page.locator("dt", has_text="Workers qualified").locator("+ dd", has_text="2 / 2").wait_for()
     assert WorkerQuality.objects.filter(campaign=campaign, qualified=True).count() == 2
 
-    page.goto(base + reverse("campaign-detail", args=[campaign.id]))
+    _next_step(page, "Download the contrast and augmentation sets.", "Exports")
     with page.expect_download() as download:
         page.locator("#exports").get_by_role("link", name="JSONL").first.click()
     path = tmp_path / "contrast.jsonl"

@@ -18,6 +18,10 @@ def test_login_browse_and_page_with_htmx(live_server, page):
     page.fill("#id_password", "pw-for-tests")
     page.click("button[type=submit]")
     page.get_by_role("link", name="Browser reviews").click()
+    # The originals are the campaign's data section, one click from every campaign page.
+    nav = page.get_by_role("navigation", name="Campaign sections")
+    nav.get_by_role("link", name="Data", exact=True).click()
+    nav.locator('[aria-current="page"]', has_text="Data").wait_for()
     assert page.get_by_text("Page 1 of 2").is_visible()
 
     # htmx swaps only the originals fragment and pushes the URL.

@@ -24,7 +24,7 @@ def test_upload_preview_remap_and_import(live_server, page, settings, tmp_path):
     page.fill("#id_username", "erin")
     page.fill("#id_password", "pw-for-tests")
     page.click("button[type=submit]")
-    page.goto(f"{live_server.url}/campaigns/{campaign.id}/")
+    page.goto(f"{live_server.url}/campaigns/{campaign.id}/data/")
     assert page.get_by_text("No originals yet.").is_visible()
 
     page.set_input_files("#original-upload-file", str(data))

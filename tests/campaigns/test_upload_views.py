@@ -44,9 +44,9 @@ def token_of(response) -> str:
     return html[start : html.index('"', start)]
 
 
-def test_the_campaign_page_has_the_upload_form(client, researcher, campaign):
+def test_the_data_section_has_the_upload_form(client, researcher, campaign):
     client.force_login(researcher)
-    html = client.get(reverse("campaign-detail", args=[campaign.id])).content.decode()
+    html = client.get(reverse("campaign-data", args=[campaign.id])).content.decode()
     assert 'id="original-upload"' in html
     assert f'hx-post="{reverse("original-upload", args=[campaign.id])}"' in html
     assert "up to 50 MB, 100,000 rows and 200 columns" in html
@@ -90,7 +90,7 @@ def test_preview_then_import(client, researcher, campaign, upload_dir):
     originals = list(campaign.originals.order_by("id").values_list("external_id", "extra"))
     assert originals == [("r1", {"stars": "5"}), ("r2", {"stars": "1"})]
     assert kept_files(upload_dir) == []  # the kept file is gone once imported
-    page = client.get(reverse("campaign-detail", args=[campaign.id])).content.decode()
+    page = client.get(reverse("campaign-data", args=[campaign.id])).content.decode()
     assert "Imported 2 originals from reviews.csv." in page and "A warm and funny film." in page
 
 

@@ -24,7 +24,7 @@ def test_campaign_page_of_another_owner_is_404(client, other_researcher, campaig
 def test_campaign_page_escapes_dataset_text(client, researcher, campaign):
     make_original(campaign, text="<script>alert(1)</script> was great")
     client.force_login(researcher)
-    html = client.get(f"/campaigns/{campaign.id}/").content.decode()
+    html = client.get(f"/campaigns/{campaign.id}/data/").content.decode()
     assert "<script>alert(1)</script>" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt; was great" in html
 
@@ -33,11 +33,18 @@ def test_htmx_pagination_returns_only_the_fragment(client, researcher, campaign)
     for index in range(30):
         make_original(campaign, text=f"Review {index:02d}")
     client.force_login(researcher)
-    full = client.get(f"/campaigns/{campaign.id}/").content.decode()
+    full = client.get(f"/campaigns/{campaign.id}/data/").content.decode()
     assert "<html" in full and "Page 1 of 2" in full
     fragment = client.get(
-        f"/campaigns/{campaign.id}/?page=2", HTTP_HX_REQUEST="true", HTTP_HX_TARGET="originals"
+        f"/campaigns/{campaign.id}/data/?page=2", HTTP_HX_REQUEST="true", HTTP_HX_TARGET="originals"
     ).content.decode()
     assert "<html" not in fragment
     assert fragment.lstrip().startswith('<div id="originals">')
     assert "Review 29" in fragment and "Page 2 of 2" in fragment
+
+
+def test_the_originals_old_pages_lead_to_the_data_section(client, researcher, campaign):
+    client.force_login(researcher)
+    response = client.get(f"/campaigns/{campaign.id}/?page=2")
+    assert response.status_code == 302
+    assert response["Location"] == f"/campaigns/{campaign.id}/data/?page=2"

@@ -213,7 +213,7 @@ def test_the_poll_that_finds_the_run_ended_stops_and_refreshes_the_candidates(
 
 def test_the_campaign_page_listens_for_the_end_of_a_run(client, researcher, campaign):
     client.force_login(researcher)
-    html = client.get(reverse("campaign-detail", args=[campaign.id])).content.decode()
+    html = client.get(reverse("campaign-generation", args=[campaign.id])).content.decode()
     assert 'id="recent-candidates"' in html
     assert reverse("candidates-recent", args=[campaign.id]) in html
     assert 'hx-trigger="candidates-changed from:body"' in html

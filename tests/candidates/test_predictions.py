@@ -210,3 +210,45 @@ def test_the_review_page_shows_the_prediction_and_whether_it_flips(client, resea
     client.force_login(researcher)
     html = client.get(reverse("candidate-review", args=[campaign.id])).content.decode()
     assert "predicted:" in html and "Negative (0.75) · flips the label" in html
+
+
+def test_generation_asks_for_the_other_label_with_the_campaigns_own_pairs(
+    researcher, monkeypatch, tiny_lm
+):
+    from cfannotate.candidates.services import candidates_generate
+
+    campaign = make_campaign(
+        owner=researcher,
+        settings={
+            "generators": [
+                {"name": "polyjuice", "strategy": "fewshot", "codes": ["lexical"], "blank_sets": 0}
+            ],
+            "fluency_threshold": 1000.0,  # the tiny random model is no judge of fluency
+        },
+    )
+    great = make_original(campaign, text="The film is great.", label="positive")
+    make_original(campaign, text="The film is terrible.", label="negative")
+    make_candidate(
+        great,
+        text="The film is dreadful.",
+        source="imported",
+        intended_label=campaign.labels.get(value="negative"),
+    )
+    prompts = []
+
+    def fake(lm, parts, budgets, config, **kwargs):
+        prompts.extend(parts)
+        return [[" film is terrible."] * config.per_prompt for _ in parts]
+
+    monkeypatch.setattr("generation.engines.loop.generate_continuations", fake)
+    candidates_generate(campaign=campaign, originals=[great], lm=tiny_lm, fluency_lm=tiny_lm)
+
+    # The researcher's own pair is the first worked example (its code detected); x is asked
+    # for the other label.
+    first = "positive: The film is great.\nnegative [lexical]: The film is dreadful.\n"
+    assert prompts and all(p.shared.startswith(first) for p in prompts)
+    assert {p.own for p in prompts} == {"negative [lexical]: The"}
+    (made,) = Candidate.objects.filter(original=great, source="generated")
+    assert (made.text, made.intended_label.value) == ("The film is terrible.", "negative")
+    # The classifier in the loop labeled it as soon as it was stored.
+    assert made.prediction_source == "baseline" and made.predicted_label is not None

@@ -167,7 +167,8 @@ def test_pages_are_owner_scoped(client, other_researcher, campaign):
         ("post", reverse("candidates-bulk", args=[campaign.id])),
         ("get", reverse("candidates-promote", args=[campaign.id, candidate.original_id])),
         ("get", reverse("gold-page", args=[campaign.id])),
-        ("post", reverse("gold-author", args=[campaign.id])),
+        ("get", reverse("gold-original", args=[campaign.id, candidate.original_id])),
+        ("post", reverse("gold-original", args=[campaign.id, candidate.original_id])),
         ("post", reverse("gold-round-active", args=[campaign.id, gold_round.id])),
         ("post", reverse("gold-round-answers", args=[campaign.id, gold_round.id])),
     ]
@@ -280,27 +281,24 @@ def test_gold_page_edits_answers_until_a_worker_has_the_round(logged_in, campaig
 
 def test_author_a_round_on_the_gold_page(logged_in, campaign):
     original = make_original(campaign, text="The plot is clever.", label="positive")
-    url = reverse("gold-author", args=[campaign.id])
-    missing = logged_in.post(url, {"original": "nope", "kind": "gold", "text-1": "x"}, **HTMX)
-    assert missing.status_code == 400 and "No original &#x27;nope&#x27;" in missing.content.decode()
-    assert (
-        'value="x"' not in missing.content.decode() and ">x</textarea>" in missing.content.decode()
-    )
-    empty = logged_in.post(url, {"original": original.external_id, "kind": "gold"}, **HTMX)
-    assert empty.status_code == 400 and "Give 1 to 10 items." in empty.content.decode()
+    url = reverse("gold-original", args=[campaign.id, original.id])
+    same = logged_in.post(url, {"kind": "gold", "new-text-1": original.text}, **HTMX)
+    assert same.status_code == 400 and "The same as the original." in same.content.decode()
+    assert ">The plot is clever.</textarea>" in same.content.decode()  # kept to fix
+    empty = logged_in.post(url, {"kind": "gold"}, **HTMX)
+    assert empty.status_code == 400 and "Tick at least one candidate" in empty.content.decode()
 
     response = logged_in.post(
         url,
         {
-            "original": original.external_id,
             "kind": "gold",
-            "text-1": "The plot is dumb.",
-            "valid-1": "true",
-            "label-1": "negative",
-            "text-2": "Plot the clever is.",
-            "valid-2": "false",
-            "label-2": "positive",
-            "explanation-2": "Scrambled.",
+            "new-text-1": "The plot is dumb.",
+            "new-valid-1": "true",
+            "new-label-1": "negative",
+            "new-text-2": "Plot the clever is.",
+            "new-valid-2": "false",
+            "new-label-2": "positive",
+            "new-explanation-2": "Scrambled.",
         },
     )
     assert response.status_code == 302 and response["Location"] == reverse(

@@ -283,7 +283,7 @@ def test_a_failing_server_fails_the_chunk_with_its_message_and_stores_nothing(
     assert not Candidate.objects.filter(campaign=served.campaign).exists()
 
     client.force_login(researcher)
-    html = client.get(f"/campaigns/{served.campaign.id}/").content.decode()
+    html = client.get(f"/campaigns/{served.campaign.id}/generate/").content.decode()
     assert "Chunk 1 failed: InferenceServerError: The inference server at" in html
     assert "HTTP 503: &lt;b&gt;model is loading&lt;/b&gt;" in html  # escaped
     assert "Retry failed chunks" in html
@@ -294,5 +294,5 @@ def test_a_failing_server_fails_the_chunk_with_its_message_and_stores_nothing(
     generation_run_retry(run=run)
     assert process(chunk, tiny_lm) == "done"
     assert Candidate.objects.filter(campaign=served.campaign, generator="polyjuice").exists()
-    html = client.get(f"/campaigns/{served.campaign.id}/").content.decode()
+    html = client.get(f"/campaigns/{served.campaign.id}/generate/").content.decode()
     assert "failed:" not in html

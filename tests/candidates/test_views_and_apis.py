@@ -47,7 +47,7 @@ def test_run_pages_are_owner_scoped_and_post_only(client, other_researcher, rese
 
 def test_campaign_page_shows_the_progress_block(client, researcher, campaign):
     client.force_login(researcher)
-    html = client.get(reverse("campaign-detail", args=[campaign.id])).content.decode()
+    html = client.get(reverse("campaign-generation", args=[campaign.id])).content.decode()
     assert 'id="generation-progress"' in html and "Generate candidates" in html
 
 
@@ -167,7 +167,7 @@ def test_a_latin1_or_too_wide_file_is_refused_by_the_api_and_the_page(
 
 def test_campaign_page_has_the_upload_form(client, researcher, import_campaign):
     client.force_login(researcher)
-    html = client.get(reverse("campaign-detail", args=[import_campaign.id])).content.decode()
+    html = client.get(reverse("campaign-generation", args=[import_campaign.id])).content.decode()
     assert 'id="candidate-import"' in html
     assert f'hx-post="{reverse("candidate-import", args=[import_campaign.id])}"' in html
 
@@ -243,7 +243,7 @@ def test_campaign_page_says_why_an_original_has_none_and_offers_a_retry(
     failed.text = "<script>alert(1)</script> great"
     failed.save()
     client.force_login(researcher)
-    html = client.get(reverse("campaign-detail", args=[campaign.id])).content.decode()
+    html = client.get(reverse("campaign-generation", args=[campaign.id])).content.decode()
     assert "1 of 3 have usable" in html and "1 came out with none" in html
     # One never generated is the Generate button's work, not a failure to list.
     assert "all 3 failed the fluency filter" in html and "1 not generated yet" in html

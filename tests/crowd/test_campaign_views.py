@@ -51,7 +51,7 @@ def test_the_block_is_the_owners_only(client, campaign):
 
 
 def test_the_campaign_page_loads_the_block(owner, campaign):
-    page = owner.get(reverse("campaign-detail", args=[campaign.id])).content.decode()
+    page = owner.get(reverse("campaign-labeling", args=[campaign.id])).content.decode()
     assert f'hx-get="{_url("crowd-platforms", campaign)}"' in page
     assert "js/platforms.js" in page
 

@@ -17,7 +17,7 @@ def jsonl(name: str, rows) -> SimpleUploadedFile:
 def test_the_campaign_page_loads_the_section(client, researcher, campaign):
     client.force_login(researcher)
 
-    html = client.get(reverse("campaign-detail", args=[campaign.id])).content.decode()
+    html = client.get(reverse("campaign-exports", args=[campaign.id])).content.decode()
 
     assert f'hx-get="{reverse("evaluation-fragment", args=[campaign.id])}"' in html
 

@@ -71,6 +71,12 @@ def labeled(researcher) -> LabeledCampaign:
     }
     # Generated candidates record where they were made (generation.polyjuice).
     Candidate.objects.filter(campaign=campaign).update(metadata=PROVENANCE)
+    # The classifier in the loop labeled them (Campaign.flip_classifier).
+    Candidate.objects.filter(campaign=campaign).update(
+        predicted_label=campaign.labels.get(value="negative"),
+        predicted_confidence=0.5,
+        prediction_source="baseline",
+    )
     careful, _ = work(campaign, seconds=30, gold_right=6, real=_answering(candidates, 0))
     hasty, _ = work(campaign, seconds=5, gold_right=0, real=lambda _: (VALID, POS))
     quality_refresh(campaign=campaign)  # hasty's votes do not count: every unit re-queued

@@ -59,7 +59,7 @@ def test_the_contrast_set_holds_kept_counterfactuals_whose_label_flips(labeled):
         "predicted_label": "positive",  # the classifier in the loop's, where it has one
         "predicted_confidence": 0.75,
     }
-    assert rows[1]["predicted_label"] is None and rows[1]["predicted_confidence"] is None
+    assert (rows[1]["predicted_label"], rows[1]["predicted_confidence"]) == ("negative", 0.5)
     assert all(tuple(row) == COUNTERFACTUAL_COLUMNS for row in rows)
 
 

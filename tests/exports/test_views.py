@@ -15,7 +15,7 @@ def download_url(campaign, kind: str) -> str:
 def test_the_campaign_page_links_every_export(client, researcher, campaign):
     client.force_login(researcher)
 
-    html = client.get(reverse("campaign-detail", args=[campaign.id])).content.decode()
+    html = client.get(reverse("campaign-exports", args=[campaign.id])).content.decode()
 
     for kind in ("contrast", "augmentation", "judgments"):
         for format in ("jsonl", "csv"):

@@ -63,6 +63,11 @@ def test_only_the_first_blank_stays_blank():
     blanked = "I loved [BLANK], the [BLANK] was superb."
     assert first_blank_only(text, blanked) == "I loved [BLANK], the acting was superb."
     assert first_blank_only(text, BLANK) == BLANK
+    # An insertion point between two words is a blank too.
+    assert (
+        first_blank_only("Go pick it up.", "Go [BLANK] pick [BLANK] it up.")
+        == "Go [BLANK] pick it up."
+    )
     assert first_blank_only(text, "I [BLANK] this movie, the acting was superb.") == (
         "I [BLANK] this movie, the acting was superb."
     )
@@ -101,7 +106,10 @@ def test_a_replacement_prompt_quotes_the_span_and_ends_at_its_closing_quote():
     assert 'negative [lexical], replacing "hot": The tea was "cold"' in parts.shared
     assert strategy.parse(request(blanked), 'awful" for kids.') == "It is awful for kids."
     assert strategy.parse(request(blanked), '" for kids.') == "It is for kids."  # a deletion
-    assert strategy.parse(request(blanked), "awful for kids.") is None  # never closed
+    # Without its closing quote, a replacement followed by x's own ending still counts.
+    assert strategy.parse(request(blanked), "awful for kids.") == "It is awful for kids."
+    assert strategy.parse(request(blanked), "awful and") is None  # never closed
+    assert strategy.parse(request(blanked), "for kids.") is None  # nothing before the ending
     assert strategy.parse(request(blanked), 'aw|ful"') is None  # a pipe
     assert strategy.answers_needed(request(blanked)) == 0 and strategy.stops_at_newline
 

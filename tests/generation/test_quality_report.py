@@ -145,6 +145,17 @@ def test_selection_keeps_three_per_original_and_leaves_global_rewrites_out():
     assert {c.record.original_key for c in chosen} == {"a"}
 
 
+def test_selection_weighs_predicted_flips_by_candidate_position():
+    candidates = [_candidate(GOOD, "The movie was a fun.") for _ in range(3)]
+    candidates.append(_candidate(BAD, "The plot was no mess.", dropped_by="run_on"))
+    candidates.append(_candidate(GOOD, "The movie was not fun.", detected="insert"))
+    flips = {4: 0.9, 3: 1.0}  # position 3 is dropped: never selected, whatever its score
+
+    assert selected_candidates(candidates, 1) == [candidates[0]]
+    assert selected_candidates(candidates, 1, flip=flips, flip_weight=0.0) == [candidates[0]]
+    assert selected_candidates(candidates, 1, flip=flips, flip_weight=1.0) == [candidates[4]]
+
+
 def test_a_result_with_nothing_kept_gives_nan_shares_not_errors():
     figures = quality_figures(
         _result([], prompts=2, malformed=6), per_prompt=3, predict=_by_word, embeddings=False

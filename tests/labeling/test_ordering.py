@@ -84,7 +84,7 @@ def test_units_without_analysed_candidates_cannot_be_ordered(db):
 def test_the_campaign_page_orders_by_budget(client, researcher, ordered_campaign):
     campaign, _ = ordered_campaign
     client.force_login(researcher)
-    page = client.get(reverse("campaign-detail", args=[campaign.id])).content.decode()
+    page = client.get(reverse("campaign-labeling", args=[campaign.id])).content.decode()
     assert 'id="labeling-order"' in page
     url = reverse("labeling-order", args=[campaign.id])
     response = client.post(url, {"budget": "2"})

@@ -36,7 +36,9 @@ PROPERTY_SETTINGS = settings(
     database=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-ALERT = re.compile(rb'role="alert"[^>]*>\s*(?:<p>)?\s*([^<\s][^<]*)')
+# A refusal says why in words: an alert, or for "no work right now" (no fault of the
+# worker's) a status line.
+ALERT = re.compile(rb'role="(?:alert|status)"[^>]*>\s*(?:<p>)?\s*([^<\s][^<]*)')
 REFUSALS = {400, 403, 404, 405, 409, 410}
 
 # Text a browser can put in a URL or a form: any code point but lone surrogates.

@@ -66,7 +66,8 @@ class Command(BaseCommand):
             example = setup.example
             out.write(
                 f"  Example:    {base}/campaigns/{example.id}/  {example.name}: already labeled; "
-                f"quality at {base}/campaigns/{example.id}/quality/, exports on its page"
+                f"quality at {base}/campaigns/{example.id}/quality/, "
+                f"exports at {base}/campaigns/{example.id}/exports/"
             )
         out.write(f"  Admin:      {base}/admin/")
         out.write(f"  API schema: {base}/api/schema/   docs: {base}/api/docs/")

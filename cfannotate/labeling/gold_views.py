@@ -148,9 +148,20 @@ def _round_made(request, campaign, original, gold_round) -> HttpResponse:
 
 
 def _round_fragment(request, campaign, gold_round_id: int, *, error=None, message=""):
+    """The round's panel again (htmx); a plain form post goes back to the gold page, with
+    what happened as a message above the rounds."""
     gold_round = gold_rounds_of(campaign).filter(pk=gold_round_id).first()
     if gold_round is None:
         raise Http404("No such gold round in this campaign.")
+    if not request.htmx:
+        if error is not None:  # said in words here: the page has no fields to mark
+            problems = [problem for found in error.fields.values() for problem in found]
+            why = "; ".join(problems) if problems else error.message
+            messages.error(request, sentence(f"Round #{gold_round.pk} was not changed: {why}"))
+        else:
+            messages.success(request, sentence(f"Round #{gold_round.pk}: {message or 'saved'}"))
+        target = reverse("gold-page", args=[campaign.id])
+        return redirect(f"{target}#gold-round-{gold_round.pk}")
     context = {
         "campaign": campaign,
         "gold_round": gold_round,

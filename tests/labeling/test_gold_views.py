@@ -270,3 +270,28 @@ def test_another_owners_campaign_or_original_is_not_found(
     wrong = reverse("gold-original", args=[campaign.id, elsewhere.id])
     assert client.get(wrong).status_code == 404 and client.post(wrong, post).status_code == 404
     assert not GoldRound.objects.exists()
+
+
+def test_a_rounds_forms_work_without_javascript(client, researcher, campaign):
+    """Plain form posts (no htmx) save, then go back to the gold page saying what happened."""
+    client.force_login(researcher)
+    gold_round = make_gold_round(campaign)
+    page = client.get(reverse("gold-page", args=[campaign.id])).content.decode()
+    active_url = reverse("gold-round-active", args=[campaign.id, gold_round.id])
+    assert f'method="post" action="{active_url}"' in page
+
+    off = client.post(active_url, {"active": "0"})
+    assert off.status_code == 302
+    assert off["Location"].endswith(f"/gold/#gold-round-{gold_round.id}")
+    assert not GoldRound.objects.get(pk=gold_round.pk).is_active
+    assert f"Round #{gold_round.id}: saved." in client.get(off["Location"]).content.decode()
+
+    item = gold_round.items.first()
+    answers_url = reverse("gold-round-answers", args=[campaign.id, gold_round.id])
+    bad = client.post(answers_url, {f"valid-{item.id}": "true", f"label-{item.id}": "sarcastic"})
+    assert bad.status_code == 302
+    [said] = [str(m) for m in get_messages(bad.wsgi_request)]
+    assert said.startswith(f"Round #{gold_round.id} was not changed: ") and "sarcastic" in said
+    assert not said.endswith("..")
+    item.refresh_from_db()
+    assert item.expected_label.value != "sarcastic"  # nothing saved

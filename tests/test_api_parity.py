@@ -23,16 +23,16 @@ API_COUNTERPARTS = {
     "run-retry": ("POST", "api-generation-retry"),
     "candidate-import": ("POST", "api-candidate-import"),
     "candidates-bulk": ("POST", "api-candidate-review"),
+    "candidate-predictions": ("POST", "api-candidate-predictions"),
     "candidate-accept": ("POST", "api-candidate-accept"),
     "candidate-reject": ("POST", "api-candidate-reject"),
     "candidate-edit": ("PATCH", "api-candidate-detail"),
-    # A round promoted from candidates: items given by `candidate_id`.
-    "candidates-promote": ("POST", "api-gold-list"),
     "labeling-open": ("POST", "api-labeling-open"),
     "labeling-pause": ("POST", "api-labeling-pause"),
     "labeling-order": ("POST", "api-labeling-order"),
     "labeling-priority": ("POST", "api-original-priority"),
-    # A round on an original picked from the gold page's list: ticked candidates or typed texts.
+    # A round on one original (from the gold page's list or the review page's "Promote to
+    # gold"): ticked candidates, items given by `candidate_id`, or typed texts.
     "gold-original": ("POST", "api-gold-list"),
     "gold-round-active": ("PATCH", "api-gold-detail"),
     "gold-round-answers": ("PATCH", "api-gold-detail"),

@@ -14,6 +14,11 @@ from cfannotate.campaigns.generator_options import (
     ENGINE_OPTIONS,
     SERVER_OPTIONS,
 )
+from cfannotate.campaigns.label_map import (
+    label_map_entries_check,
+    label_map_lines,
+    label_map_text,
+)
 from cfannotate.campaigns.models import SETTING_STAGES, Campaign, TaskType
 from cfannotate.campaigns.task_templates import template_for
 from cfannotate.core.exceptions import CfannotateError
@@ -188,6 +193,17 @@ class CampaignSettingsForm(forms.ModelForm):
     targeting_code = forms.ChoiceField(
         required=False, label="Control code for targeted blanks", help_text="Optional."
     )
+    # Text here, a JSON object in the API; both checked by `label_map.label_map_entries_check`.
+    flip_label_map = forms.CharField(
+        required=False,
+        label=Campaign._meta.get_field("flip_label_map").verbose_name.capitalize(),
+        widget=forms.Textarea(
+            attrs={"rows": 3, "spellcheck": "false", "placeholder": "LABEL_0 = negative"}
+        ),
+        help_text="For a model directory whose labels are named otherwise than the "
+        "campaign's: one per line, the model's label = the campaign's label, e.g. "
+        "LABEL_0 = negative. Names the campaign shares with the model need no line.",
+    )
 
     class Meta:
         model = Campaign
@@ -239,6 +255,16 @@ class CampaignSettingsForm(forms.ModelForm):
         self.fields["targeting_slices"].initial = targeting.get("slices") or []
         self.fields["targeting_code"].choices = [("", "Any (the generator's choice)"), *codes]
         self.fields["targeting_code"].initial = targeting.get("code") or ""
+        self.initial["flip_label_map"] = label_map_text(campaign.flip_label_map)
+
+    def clean_flip_label_map(self) -> dict[str, str]:
+        """The text as a map; every bad line named by its number."""
+        entries = label_map_lines(self.cleaned_data["flip_label_map"])
+        labels = list(self.instance.labels.values_list("value", "display_name"))
+        mapping, problems = label_map_entries_check(entries, labels=labels)
+        if problems:
+            raise forms.ValidationError(problems)
+        return mapping
 
     def _engine_fields(self, entry: dict, engines: list, server_apis: list, defaults: dict) -> None:
         """Polyjuice's engine options from its entry; the site's defaults as placeholders."""

@@ -95,6 +95,15 @@ class Campaign(models.Model):
         help_text="The model directory (on the generation workers) when the classifier is a "
         "model directory.",
     )
+    # Model label name -> campaign label value, for a model whose config.id2label says
+    # LABEL_0/LABEL_1 or NEGATIVE/POSITIVE (checked by `campaigns.label_map`).
+    flip_label_map = models.JSONField(
+        default=dict,
+        blank=True,
+        verbose_name="Model label map",
+        help_text="For a model directory whose labels are named otherwise than the campaign's "
+        "(LABEL_0, NEGATIVE, ...): each model label and the campaign label it means.",
+    )
     flip_weight = models.FloatField(
         validators=[MinValueValidator(0.0)],
         default=0.5,
@@ -239,6 +248,7 @@ SETTING_STAGES = (
             "weight_code",
             "flip_classifier",
             "flip_model",
+            "flip_label_map",
             "flip_weight",
         ),
     ),

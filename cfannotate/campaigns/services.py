@@ -10,6 +10,7 @@ from decimal import Decimal
 from django.db import IntegrityError, models, transaction
 from django.utils.text import slugify
 
+from cfannotate.campaigns.label_map import label_map_check
 from cfannotate.campaigns.models import (
     SETTING_FIELDS,
     Campaign,
@@ -102,6 +103,11 @@ def _campaign_create(
     )
     _apply_settings(campaign, settings or {})
     _check_generation_settings(campaign, [label.value for label in label_templates])
+    if "flip_label_map" in (settings or {}):
+        campaign.flip_label_map = label_map_check(
+            campaign.flip_label_map,
+            labels=[(label.value, label.display_name) for label in label_templates],
+        )
     campaign.full_clean()
     campaign.save()
     CampaignLabel.objects.bulk_create(
@@ -191,6 +197,11 @@ def _campaign_update(*, campaign: Campaign, settings: Mapping[str, object]) -> C
         )
     _apply_settings(campaign, settings)
     _check_generation_settings(campaign, list(campaign.labels.values_list("value", flat=True)))
+    if "flip_label_map" in settings:
+        campaign.flip_label_map = label_map_check(
+            campaign.flip_label_map,
+            labels=list(campaign.labels.values_list("value", "display_name")),
+        )
     campaign.full_clean()
     campaign.save(update_fields=[*settings, "updated_at"])
     return campaign

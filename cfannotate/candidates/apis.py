@@ -227,7 +227,8 @@ class CandidateImportApi(APIView):
 
 class CandidatePredictionsUploadApi(APIView):
     """Upload the researcher's own predicted labels for candidates (CSV or JSONL); all rows
-    or none. Selection weighs them when the campaign's classifier is "uploaded"."""
+    or none. Selection weighs them under any classifier but "none", and a computed
+    prediction never replaces an uploaded one."""
 
     parser_classes = [MultiPartParser, FormParser]
 

@@ -1,4 +1,5 @@
-"""Forms of the candidates pages: uploading the researcher's own candidates, filtering them."""
+"""Forms of the candidates pages: uploading the researcher's own candidates and predicted
+labels, filtering them."""
 
 from django import forms
 
@@ -14,6 +15,16 @@ class CandidateImportForm(forms.Form):
     )
     score_fluency = forms.BooleanField(
         required=False, help_text="Score fluency with the campaign's language model (slower)."
+    )
+
+
+class CandidatePredictionsForm(forms.Form):
+    """The researcher's own predicted labels; `predictions.candidate_predictions_upload`
+    reads and checks the file."""
+
+    file = forms.FileField(
+        help_text="CSV with a header, or JSONL: id (the candidate's), label, optional "
+        "confidence (0 to 1; default 1)."
     )
 
 

@@ -32,17 +32,39 @@ PREDICTION_COLUMN_NAMES = tabular.ColumnNames(PREDICTION_COLUMNS, ("id", "label"
 
 
 @functools.lru_cache(maxsize=2)
-def _model_classifier(path: str, labels: tuple[str, ...]):
-    """A model directory loaded once per worker process and label set."""
+def _model_classifier(path: str, label_map: tuple[tuple[str, str], ...]):
+    """A model directory loaded once per worker process and label map (pairs, hashable)."""
     from generation.label_classifiers import ModelDirectoryClassifier
 
-    return ModelDirectoryClassifier(path, labels=labels)
+    # No `labels`: whether the model's labels are the campaign's is checked by the caller,
+    # whose error names the campaign's setting rather than the library's argument.
+    return ModelDirectoryClassifier(path, label_map=dict(label_map))
+
+
+def _model_labels_check(classifier, labels: tuple[str, ...]) -> None:
+    """InvalidInput naming `flip_label_map` when a model label maps to no campaign label."""
+    names = classifier.model.config.id2label
+    unknown = [
+        str(names[index]) for index, cls in enumerate(classifier.classes) if cls not in labels
+    ]
+    if not unknown:
+        return
+    setting = Campaign._meta.get_field("flip_label_map").verbose_name.capitalize()
+    problem = (
+        f"Map each to one of the campaign's labels ({', '.join(labels)}) in “{setting}” "
+        f"under Settings → Selection, one per line, e.g. “{unknown[0]} = {labels[0]}”."
+    )
+    raise InvalidInput(
+        f"The model's labels {', '.join(unknown)} are not the campaign's. {problem}",
+        fields={"flip_label_map": [problem]},
+    )
 
 
 def label_classifier(campaign: Campaign):
     """The campaign's classifier, ready to predict; None where it computes nothing (none,
     uploaded) or the baseline has fewer than two labels among the originals to learn from.
-    A model directory that cannot be loaded is InvalidInput naming `flip_model`."""
+    A model directory that cannot be loaded is InvalidInput naming `flip_model`; one whose
+    labels are not the campaign's (after `flip_label_map`), naming `flip_label_map`."""
     from generation.label_classifiers import BaselineLabelClassifier
 
     labels = tuple(campaign.labels.values_list("value", flat=True))
@@ -56,12 +78,15 @@ def label_classifier(campaign: Campaign):
             texts, values, contexts if campaign.is_pair_task else None
         )
     if campaign.flip_classifier == FlipClassifier.MODEL:
+        label_map = tuple(sorted((campaign.flip_label_map or {}).items()))
         try:
-            return _model_classifier(campaign.flip_model, labels)
+            classifier = _model_classifier(campaign.flip_model, label_map)
         except ValueError as error:
             raise InvalidInput(
                 f"The classifier cannot be loaded: {error}", fields={"flip_model": [str(error)]}
             ) from None
+        _model_labels_check(classifier, labels)
+        return classifier
     return None
 
 

@@ -433,12 +433,9 @@ def generation_overview(campaign: Campaign) -> GenerationOverview:
     pending = [
         status
         for status in statuses
-        if not status.kept
-        and (status.state == GenerationState.GENERATING or not touched(status))
+        if not status.kept and (status.state == GenerationState.GENERATING or not touched(status))
     ]
-    without = tuple(
-        status for status in statuses if not status.kept and status not in pending
-    )
+    without = tuple(status for status in statuses if not status.kept and status not in pending)
     return GenerationOverview(
         originals=len(statuses),
         with_kept=sum(1 for status in statuses if status.kept),
@@ -461,4 +458,14 @@ def recent_candidates(campaign: Campaign, limit: int = 50):
         Candidate.objects.filter(campaign=campaign)
         .select_related("original")
         .order_by("original_id", filtered_last, "-fluency_full", "id")[:limit]
+    )
+
+
+def candidate_texts(campaign: Campaign) -> QuerySet:
+    """Every candidate's id, text and original's external id, in id order: what a researcher
+    runs a model on to upload predictions (`predictions.candidate_predictions_upload`)."""
+    return (
+        Candidate.objects.filter(campaign=campaign)
+        .order_by("id")
+        .values("id", "text", "original__external_id")
     )

@@ -8,11 +8,14 @@ urlpatterns = [
     path("<int:campaign_id>/generation/<int:run_id>/cancel/", views.run_cancel, name="run-cancel"),
     path("<int:campaign_id>/generation/<int:run_id>/retry/", views.run_retry, name="run-retry"),
     path("<int:campaign_id>/candidates/import/", views.candidate_import, name="candidate-import"),
-    path(
-        "<int:campaign_id>/candidates/recent/", views.candidates_recent, name="candidates-recent"
-    ),
+    path("<int:campaign_id>/candidates/recent/", views.candidates_recent, name="candidates-recent"),
     path("<int:campaign_id>/candidates/", views.candidate_review, name="candidate-review"),
     path("<int:campaign_id>/candidates/bulk/", views.candidates_bulk, name="candidates-bulk"),
+    path(
+        "<int:campaign_id>/candidates/predictions/",
+        views.predictions_upload,
+        name="candidate-predictions",
+    ),
     path(
         "<int:campaign_id>/candidates/<int:candidate_id>/row/",
         views.candidate_row,

@@ -2,21 +2,27 @@
 
 Generation runs: start, live progress (polling), cancel, retry. Imports: the upload form
 for the researcher's own candidates. Review: filter, accept, reject, edit (row by row or
-ticked in bulk). "Promote to gold" is labeling's page (`labeling/gold_views.py`).
+ticked in bulk), and the upload form for the researcher's predicted labels. "Promote to
+gold" is labeling's page (`labeling/gold_views.py`).
 """
 
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
+from django.template.defaultfilters import pluralize
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRefresh, trigger_client_event
 
 from cfannotate.campaigns.access import campaign_owner_required
 from cfannotate.campaigns.selectors import campaign_counts
-from cfannotate.candidates import review, runs, selectors, services
-from cfannotate.candidates.forms import CandidateFilterForm, CandidateImportForm
+from cfannotate.candidates import predictions, review, runs, selectors, services
+from cfannotate.candidates.forms import (
+    CandidateFilterForm,
+    CandidateImportForm,
+    CandidatePredictionsForm,
+)
 from cfannotate.candidates.models import GenerationRun
 from cfannotate.candidates.uploads import uploaded_bytes
 from cfannotate.core.exceptions import CfannotateError, InvalidInput, NotFound
@@ -27,7 +33,6 @@ RECENT_FRAGMENT = "candidates/_recent.html"
 IMPORT_FRAGMENT = "candidates/_import.html"
 # Sent when a poll finds the run it watched finished; the candidates table listens.
 CANDIDATES_CHANGED = "candidates-changed"
-
 
 
 def _fragment(request, campaign, *, error: str = "", status: int = 200) -> HttpResponse:
@@ -221,6 +226,39 @@ def candidates_bulk(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
         error = caught
     context, status = _review_context(request, campaign, message=message, error=error)
     return TemplateResponse(request, f"{REVIEW_PAGE}#results", context, status=status)
+
+
+@campaign_owner_required
+@require_POST
+def predictions_upload(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
+    """The researcher's own predicted labels for candidates (the classifier in the loop's
+    "uploaded" source): all rows or none. Stored: back to the review page with how many.
+    Refused: every bad row in the review page's predictions block (just the block for htmx)."""
+    campaign = request.campaign
+    form = CandidatePredictionsForm(request.POST, request.FILES)
+    try:
+        if not form.is_valid():
+            fields = {name: list(problems) for name, problems in form.errors.items()}
+            raise InvalidInput("Choose a CSV or JSONL file of predictions.", fields=fields)
+        upload = form.cleaned_data["file"]
+        updated = predictions.candidate_predictions_upload(
+            campaign=campaign, file_name=upload.name, content=uploaded_bytes(upload)
+        )
+    except CfannotateError as error:
+        if request.htmx:
+            context = {"campaign": campaign, "predictions_error": error}
+            return TemplateResponse(
+                request, f"{REVIEW_PAGE}#predictions", context, status=error.status_code
+            )
+        context, _ = _review_context(request, campaign)
+        context["predictions_error"] = error
+        return TemplateResponse(request, REVIEW_PAGE, context, status=error.status_code)
+    messages.success(
+        request, f"Stored your predicted label for {updated} candidate{pluralize(updated)}."
+    )
+    if request.htmx:
+        return HttpResponseClientRefresh()
+    return redirect("candidate-review", campaign_id=campaign.id)
 
 
 def _row(request, campaign, candidate_id: int, *, editing=False, error=None, text=None):

@@ -4,6 +4,7 @@ Contrast set (Polyjuice §4.3): kept counterfactuals whose kept label differs fr
 original's. Augmentation set (§4.4): for every original with at least one such label
 flip, the original itself and all its kept counterfactuals (kept implies valid).
 Raw judgments: every submitted judgment of real rounds, and of gold rounds on request.
+All candidates: each candidate's id and text, for the researcher's own predictions.
 
 Every row of a kind has the same keys; a value that does not apply is None. `engine` and
 `model` say where a generated candidate came from (recorded by `generation.polyjuice`).
@@ -17,6 +18,7 @@ from typing import Any
 from django.db.models import Exists, F, OuterRef, QuerySet, Subquery
 
 from cfannotate.campaigns.models import Campaign
+from cfannotate.candidates.selectors import candidate_texts
 from cfannotate.labeling.models import Judgment, RoundKind
 from cfannotate.quality.models import AggregatedLabel, WorkerQuality
 
@@ -84,6 +86,8 @@ JUDGMENT_COLUMNS = (
     "qualified_votes",
     "agreement",
 )
+# Named as a predictions file names them, so the file comes back with a label column added.
+CANDIDATE_COLUMNS = ("id", "text", "original_id")
 
 # What a counterfactual row reads, relative to AggregatedLabel.
 _AGGREGATE_VALUES = (
@@ -328,6 +332,17 @@ def _judgment_row(values: dict) -> Row:
     }
 
 
+def candidate_rows(campaign: Campaign) -> Iterator[Row]:
+    """Every candidate, whatever its status: the ids a researcher's predictions file names
+    (`candidates.predictions`), with the text to predict and its original's id."""
+    for values in candidate_texts(campaign).iterator(chunk_size=CHUNK_SIZE):
+        yield {
+            "id": values["id"],
+            "text": values["text"],
+            "original_id": values["original__external_id"],
+        }
+
+
 @dataclass(frozen=True)
 class ExportKind:
     name: str
@@ -343,5 +358,6 @@ EXPORT_KINDS = {
         ExportKind("contrast", "Contrast set", COUNTERFACTUAL_COLUMNS, contrast_rows),
         ExportKind("augmentation", "Augmentation set", AUGMENTATION_COLUMNS, augmentation_rows),
         ExportKind("judgments", "Raw judgments", JUDGMENT_COLUMNS, judgment_rows, takes_gold=True),
+        ExportKind("candidates", "All candidates", CANDIDATE_COLUMNS, candidate_rows),
     )
 }

@@ -208,6 +208,45 @@ def test_label_options_are_checked_against_the_campaign_labels(client, researche
     assert campaign.generators == []
 
 
+def test_the_model_label_map_is_one_mapping_a_line_shown_back_as_saved(
+    client, researcher, campaign
+):
+    client.force_login(researcher)
+    url = f"/campaigns/{campaign.id}/settings/"
+    text = "LABEL_0 = negative\n\nLABEL_1: Positive"
+    response = client.post(url, _settings_post(campaign, flip_label_map=text))
+    assert response.status_code == 200
+    assert "Saved: flip_label_map." in response.content.decode()
+    campaign.refresh_from_db()
+    assert campaign.flip_label_map == {"LABEL_0": "negative", "LABEL_1": "positive"}
+
+    page = client.get(url).content.decode()
+    assert "Model label map" in page
+    assert "LABEL_0 = negative\nLABEL_1 = positive</textarea>" in page
+
+
+def test_bad_lines_of_the_model_label_map_are_named_and_nothing_is_saved(
+    client, researcher, campaign
+):
+    client.force_login(researcher)
+    before = Campaign.objects.values().get(pk=campaign.pk)
+    response = client.post(
+        f"/campaigns/{campaign.id}/settings/",
+        _settings_post(
+            campaign,
+            flip_label_map="LABEL_0 = negative\nLABEL_0 = positive\nLABEL_1 = sarcastic",
+            weight_tree="0.25",
+        ),
+        HTTP_HX_REQUEST="true",
+    )
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert "Nothing was saved" in html
+    assert "Line 2: the model label LABEL_0 is already mapped in Line 1." in html
+    assert "Line 3: sarcastic is not a label of this campaign; one of negative, positive." in html
+    assert Campaign.objects.values().get(pk=campaign.pk) == before
+
+
 def test_k_is_fixed_once_labeling_units_exist(client, researcher, campaign):
     make_unit(make_original(campaign))
     client.force_login(researcher)

@@ -1,15 +1,23 @@
 """The classifier in the loop on a campaign: computed and uploaded predictions, the settings
 that choose them, selection that weighs them, and where the researcher sees them."""
 
+import html
+
 import pytest
 from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
 from django.urls import reverse
 
 from cfannotate.campaigns.models import Campaign, FlipClassifier
 from cfannotate.campaigns.services import campaign_update
 from cfannotate.candidates.models import Candidate
-from cfannotate.candidates.predictions import candidate_predictions_upload, candidates_predict
+from cfannotate.candidates.predictions import (
+    _model_classifier,
+    candidate_predictions_upload,
+    candidates_predict,
+    label_classifier,
+)
 from cfannotate.core.exceptions import InvalidInput
 from cfannotate.labeling.models import LabelingUnit
 from cfannotate.labeling.units import units_create_from_selection
@@ -252,3 +260,215 @@ def test_generation_asks_for_the_other_label_with_the_campaigns_own_pairs(
     assert (made.text, made.intended_label.value) == ("The film is terrible.", "negative")
     # The classifier in the loop labeled it as soon as it was stored.
     assert made.prediction_source == "baseline" and made.predicted_label is not None
+
+
+# ------------------------------------------------------------ the review page's upload form
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+def _page_upload(client, campaign, content: bytes, name: str = "predictions.csv", **headers):
+    url = reverse("candidate-predictions", args=[campaign.id])
+    return client.post(url, {"file": SimpleUploadedFile(name, content)}, **headers)
+
+
+def _text(response) -> str:
+    """The page as read: entities unescaped, whitespace runs as one space."""
+    return " ".join(html.unescape(response.content.decode()).split())
+
+
+def test_the_review_page_takes_predictions_without_javascript(client, researcher, campaign):
+    campaign = campaign_update(campaign=campaign, settings={"flip_classifier": "uploaded"})
+    original = campaign.originals.get(text="A great film.")
+    first, second = make_candidate(original, text="A bad film."), make_candidate(original)
+    review_url = reverse("candidate-review", args=[campaign.id])
+    client.force_login(researcher)
+    page = client.get(review_url).content.decode()
+    # Open, as the campaign's classifier is "uploaded": a plain form that posts the file.
+    assert "<details open>" in page and "the classifier setting is “uploaded”" in page
+    assert f'action="/campaigns/{campaign.id}/candidates/predictions/"' in page
+    assert 'enctype="multipart/form-data"' in page and "csrfmiddlewaretoken" in page
+
+    content = f"id,label,confidence\n{first.pk},negative,0.8\n{second.pk},Positive,\n"
+    response = _page_upload(client, campaign, content.encode())
+
+    assert response.status_code == 302 and response["Location"] == review_url
+    assert (
+        "Stored your predicted label for 2 candidates." in client.get(review_url).content.decode()
+    )
+    first.refresh_from_db(), second.refresh_from_db()
+    assert (first.predicted_label.value, first.predicted_confidence) == ("negative", 0.8)
+    assert (second.predicted_label.value, second.predicted_confidence) == ("positive", 1.0)
+    assert first.prediction_source == second.prediction_source == "uploaded"
+
+
+def test_with_htmx_a_stored_upload_reloads_the_page(client, researcher, campaign):
+    candidate = make_candidate(campaign.originals.first(), text="A bad film.")
+    client.force_login(researcher)
+    response = _page_upload(
+        client, campaign, f"id,label\n{candidate.pk},negative\n".encode(), **HTMX
+    )
+    assert response.status_code == 200 and response["HX-Refresh"] == "true"
+    page = client.get(reverse("candidate-review", args=[campaign.id])).content.decode()
+    assert "Stored your predicted label for 1 candidate." in page
+
+
+def test_every_bad_row_is_shown_in_the_page_and_nothing_is_stored(client, researcher, campaign):
+    candidate = make_candidate(campaign.originals.first(), text="A bad film.")
+    client.force_login(researcher)
+    content = f"id,label\n{candidate.pk},negative\n999999,negative\n{candidate.pk}0,sarcastic\n"
+
+    response = _page_upload(client, campaign, content.encode())
+
+    page = _text(response)
+    assert response.status_code == 400
+    assert "<html" in page and "<details open>" in page  # the whole page, the block open
+    assert "2 row(s) are invalid" in page
+    assert "row 3</strong>: id: No candidate '999999' in this campaign." in page
+    assert (
+        "row 4</strong>: label: Unknown label 'sarcastic'; expected one of negative, positive."
+        in page
+    )
+    assert f"No candidate '{candidate.pk}0'" in page
+    candidate.refresh_from_db()
+    assert candidate.prediction_source == ""
+
+    fragment = _text(_page_upload(client, campaign, content.encode(), **HTMX))
+    assert "<html" not in fragment and fragment.lstrip().startswith("<section")
+    assert 'id="candidate-predictions"' in fragment and "No candidate '999999'" in fragment
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        (
+            "predictions.xlsx",
+            b"PK\x03\x04\x14\x00\x06\x00\xff\xfe\x00\x9c",
+            "The file is an Excel workbook or another zip archive, not text; save it as CSV",
+        ),
+        ("predictions.csv", b"id,score\n1,0.5\n", "The file has no label column"),
+        ("predictions.csv", b"", "Choose a CSV or JSONL file of predictions."),
+    ],
+)
+def test_a_file_that_is_no_predictions_file_is_refused_in_the_page(
+    client, researcher, campaign, name, content, message
+):
+    client.force_login(researcher)
+    response = _page_upload(client, campaign, content, name=name)
+    assert response.status_code == 400
+    assert message in _text(response)
+    assert not Candidate.objects.filter(campaign=campaign).exclude(prediction_source="").exists()
+
+
+def test_the_upload_is_csrf_protected_and_only_for_the_campaigns_owner(
+    researcher, other_researcher, campaign
+):
+    candidate = make_candidate(campaign.originals.first(), text="A bad film.")
+    content = f"id,label\n{candidate.pk},negative\n".encode()
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(researcher)
+    assert _page_upload(strict, campaign, content).status_code == 403
+
+    other = Client()
+    other.force_login(other_researcher)
+    assert _page_upload(other, campaign, content).status_code == 404
+    candidate.refresh_from_db()
+    assert candidate.prediction_source == ""
+
+
+def test_the_block_says_when_uploads_count_and_where_the_ids_come_from(
+    client, researcher, campaign
+):
+    original = campaign.originals.get(text="A great film.")
+    candidate = make_candidate(original, text="A dull film.")
+    client.force_login(researcher)
+    page = _text(client.get(reverse("candidate-review", args=[campaign.id])))
+    # The baseline is the default: the block is a click away, and says what an upload does.
+    assert "<details open>" not in page
+    assert "it is now “Built-in baseline (trained on the originals)”" in page
+    assert "an uploaded prediction replaces the computed one of its candidate" in page
+    download = reverse("export-download", args=[campaign.id, "candidates"])
+    assert f'href="{download}?format=csv"' in page
+
+    # The download names each candidate by the id the upload takes: add a label, send it back.
+    response = client.get(download, {"format": "csv"})
+    lines = b"".join(response.streaming_content).decode().splitlines()
+    assert lines == ["id,text,original_id", f"{candidate.pk},A dull film.,{original.external_id}"]
+    returned = "\n".join(
+        f"{line},label" if i == 0 else f"{line},negative" for i, line in enumerate(lines)
+    )
+    assert _page_upload(client, campaign, returned.encode()).status_code == 302
+    candidate.refresh_from_db()
+    assert (candidate.predicted_label.value, candidate.prediction_source) == (
+        "negative",
+        "uploaded",
+    )
+
+
+# ---------------------------------------------------- a model's label names, mapped
+
+
+@pytest.fixture(scope="module")
+def label_model_directory(tmp_path_factory):
+    """A tiny random GPT-2 text classifier saved with transformers' default label names,
+    LABEL_0 and LABEL_1, as a model fine-tuned without names is."""
+    import torch
+    from transformers import GPT2Config, GPT2ForSequenceClassification
+
+    from tests.generation.tiny_models import build_tiny_tokenizer
+
+    directory = tmp_path_factory.mktemp("label-model")
+    tokenizer = build_tiny_tokenizer("gpt2")
+    tokenizer.pad_token = tokenizer.eos_token
+    torch.manual_seed(0)
+    config = GPT2Config(
+        vocab_size=len(tokenizer),
+        n_positions=64,
+        n_embd=16,
+        n_layer=1,
+        n_head=2,
+        num_labels=2,
+        id2label={0: "LABEL_0", 1: "LABEL_1"},
+        label2id={"LABEL_0": 0, "LABEL_1": 1},
+        pad_token_id=tokenizer.eos_token_id,
+    )
+    GPT2ForSequenceClassification(config).save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
+def test_a_model_labeled_label_0_and_label_1_predicts_once_its_labels_are_mapped(
+    campaign, label_model_directory
+):
+    campaign = campaign_update(
+        campaign=campaign,
+        settings={"flip_classifier": "model", "flip_model": str(label_model_directory)},
+    )
+    candidate = make_candidate(campaign.originals.first(), text="A dull film.")
+
+    with pytest.raises(InvalidInput) as caught:
+        candidates_predict(campaign=campaign)
+    # The error names the setting to fill, by the label the settings page gives it.
+    assert "The model's labels LABEL_0, LABEL_1 are not the campaign's." in caught.value.message
+    assert caught.value.fields["flip_label_map"] == [
+        "Map each to one of the campaign's labels (negative, positive) in “Model label map” "
+        "under Settings → Selection, one per line, e.g. “LABEL_0 = negative”."
+    ]
+
+    half = campaign_update(campaign=campaign, settings={"flip_label_map": {"LABEL_0": "negative"}})
+    with pytest.raises(InvalidInput, match="The model's labels LABEL_1 are not"):
+        label_classifier(half)
+
+    mapped = campaign_update(
+        campaign=campaign,
+        settings={"flip_label_map": {"label_0": "negative", "LABEL_1": "positive"}},
+    )
+    _model_classifier.cache_clear()
+    assert candidates_predict(campaign=mapped) == 1
+    candidate.refresh_from_db()
+    assert candidate.prediction_source == "model"
+    assert candidate.predicted_label.value in {"negative", "positive"}
+    assert 0.5 <= candidate.predicted_confidence <= 1.0
+    # Loaded once per process for the directory and its map (the map is part of the key).
+    label_classifier(mapped)
+    assert (_model_classifier.cache_info().misses, _model_classifier.cache_info().hits) == (1, 1)

@@ -86,9 +86,7 @@ def test_every_installed_app_has_a_place_in_the_line():
 
 def test_no_app_imports_a_higher_app():
     problems = upward_imports(ROOT / PACKAGE, APP_ORDER)
-    assert not problems, "Imports against the line in docs/architecture.md:\n" + "\n".join(
-        problems
-    )
+    assert not problems, "Imports against the line in docs/architecture.md:\n" + "\n".join(problems)
 
 
 def test_the_check_finds_an_upward_import_in_a_function(tmp_path):

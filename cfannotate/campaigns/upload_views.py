@@ -37,7 +37,6 @@ from cfannotate.core.upload_handlers import limit_uploads
 FRAGMENT = "campaigns/_upload.html"
 
 
-
 def upload_scope(campaign: Campaign) -> str:
     return f"campaign:{campaign.pk}:originals"
 

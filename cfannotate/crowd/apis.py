@@ -122,7 +122,6 @@ def _context(request: Request) -> dict:
     return {"base_url": public_base_url(request)}
 
 
-
 def _reviewed(assignment: Assignment) -> dict:
     fresh = Assignment.objects.select_related("worker", "review").get(pk=assignment.pk)
     return ReviewOutcomeSerializer(fresh).data

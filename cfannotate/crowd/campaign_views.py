@@ -159,7 +159,6 @@ def _valid(form):
     return form
 
 
-
 @campaign_owner_required
 @require_GET
 def platforms_block(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:

@@ -18,7 +18,6 @@ from cfannotate.evaluation.uploads import jsonl_rows
 HISTORY_ROWS = 10
 
 
-
 def evaluation_context(campaign: Campaign, **extra) -> dict:
     latest = latest_evaluations(campaign)
     table2, table3 = latest[EvaluationKind.TABLE2], latest[EvaluationKind.TABLE3]

@@ -42,7 +42,6 @@ def labeling_facts(campaign) -> dict:
     }
 
 
-
 def _fragment(request, campaign, *, error: str = "", warnings=(), status: int = 200):
     context = {**labeling_context(request, campaign), "error": error, "warnings": warnings}
     return TemplateResponse(request, FRAGMENT, context, status=status)

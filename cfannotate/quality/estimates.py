@@ -40,9 +40,7 @@ def _crowd_kit_quietly():
 
 def _frame(votes: Mapping[int, Sequence[tuple[int, str]]]) -> pd.DataFrame:
     rows = [
-        (item, str(worker), label)
-        for item, judged in votes.items()
-        for worker, label in judged
+        (item, str(worker), label) for item, judged in votes.items() for worker, label in judged
     ]
     return pd.DataFrame(rows, columns=["task", "worker", "label"])
 

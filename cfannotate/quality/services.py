@@ -346,15 +346,11 @@ def units_replace_filtered(*, campaign: Campaign, worker_ids: Collection[int]) -
     re-queue cap (the cap limits disputes, not spam). Computed from the rounds, so it is
     safe to run again; returns the units whose need grew.
     """
-    filtered = WorkerQuality.objects.filter(campaign=campaign, qualified=False).values(
-        "worker_id"
-    )
+    filtered = WorkerQuality.objects.filter(campaign=campaign, qualified=False).values("worker_id")
     units = (
         LabelingUnit.objects.filter(campaign=campaign, rounds__worker_id__in=worker_ids)
         .annotate(
-            filtered_rounds=Count(
-                "rounds", filter=Q(rounds__worker_id__in=filtered), distinct=True
-            )
+            filtered_rounds=Count("rounds", filter=Q(rounds__worker_id__in=filtered), distinct=True)
         )
         .filter(filtered_rounds__gt=0)
         .distinct()

@@ -22,7 +22,6 @@ from cfannotate.quality.services import quality_refresh
 LABEL_CHART_WORKERS = 12  # the workers whose label distributions differ most
 
 
-
 def report_context(campaign) -> dict:
     report = quality_report(campaign)
     labels = [value for value, _ in report.campaign_label_shares]

@@ -166,9 +166,7 @@ def test_quality_runs_in_the_background_once_an_assignment_ends(
     assert LabelingUnit.objects.filter(campaign=ten_units, requeues=1).count() == 4
 
 
-def test_submitting_a_real_round_queues_nothing(
-    ten_units, django_capture_on_commit_callbacks
-):
+def test_submitting_a_real_round_queues_nothing(ten_units, django_capture_on_commit_callbacks):
     assignment = assignment_start(campaign=ten_units, worker=make_worker())
     view = round_serve(assignment=assignment, position=1)
     answers = [Answer(index=item.index, is_valid=True, label="positive") for item in view.items]
@@ -248,9 +246,7 @@ def test_a_worker_who_fails_the_gold_is_stopped_early_and_their_units_go_to_othe
         units=10, gold=2, training=0, rounds_per_assignment=6, gold_rounds_per_assignment=2
     )
     spammer = make_worker()
-    assignment = assignment_start(
-        campaign=campaign, worker=spammer, now=START, rng=LatestPlaces(0)
-    )
+    assignment = assignment_start(campaign=campaign, worker=spammer, now=START, rng=LatestPlaces(0))
     rounds = list(assignment.rounds.order_by("position"))
     kinds = [r.kind for r in rounds]
     # Gold goes no later than the middle of the real rounds (here, as late as it can).

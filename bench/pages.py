@@ -88,7 +88,6 @@ def researcher_pages() -> dict[str, str]:
     pages["candidate-row"] = reverse("candidate-row", kwargs=on_candidate)
     pages["candidate-edit"] = reverse("candidate-edit", kwargs=on_candidate)
     on_original = {**by_id, "original_id": candidate.original_id}
-    pages["candidates-promote"] = reverse("candidates-promote", kwargs=on_original)
     pages["gold-original"] = reverse("gold-original", kwargs=on_original)
     return pages
 

@@ -38,7 +38,6 @@ BUDGETS = {
     "candidate-review": 10,
     "candidate-row": 6,
     "candidate-edit": 6,
-    "candidates-promote": 7,
     "labeling-block": 7,
     "gold-page": 8,
     "gold-original": 8,
@@ -49,7 +48,7 @@ BUDGETS = {
     "evaluation-fragment": 7,
     "api-token": 4,
 }
-PAGES_OF_A_ROW = ("candidate-row", "candidate-edit", "candidates-promote", "gold-original")
+PAGES_OF_A_ROW = ("candidate-row", "candidate-edit", "gold-original")
 
 
 def researcher_pages(campaign: Campaign) -> dict[str, str]:
@@ -66,7 +65,6 @@ def researcher_pages(campaign: Campaign) -> dict[str, str]:
     pages["candidate-row"] = reverse("candidate-row", kwargs=on_candidate)
     pages["candidate-edit"] = reverse("candidate-edit", kwargs=on_candidate)
     on_original = {**by_id, "original_id": candidate.original_id}
-    pages["candidates-promote"] = reverse("candidates-promote", kwargs=on_original)
     pages["gold-original"] = reverse("gold-original", kwargs=on_original)
     return pages
 

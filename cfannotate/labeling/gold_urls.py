@@ -1,5 +1,5 @@
-"""The gold rounds page of a campaign (researcher-only), under campaigns/<id>/gold/, and the
-review page's "Promote to gold" of one original's candidates."""
+"""The gold rounds page of a campaign (researcher-only), under campaigns/<id>/gold/; a new
+round on one original is also where the review page's "Promote to gold" leads."""
 
 from django.urls import path
 
@@ -21,10 +21,5 @@ urlpatterns = [
         "<int:campaign_id>/gold/<int:gold_round_id>/answers/",
         gold_views.gold_round_answers,
         name="gold-round-answers",
-    ),
-    path(
-        "<int:campaign_id>/candidates/promote/<int:original_id>/",
-        gold_views.candidates_promote,
-        name="candidates-promote",
     ),
 ]

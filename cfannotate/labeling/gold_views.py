@@ -26,7 +26,6 @@ from cfannotate.labeling.selectors import gold_pick_originals, gold_rounds_of
 
 PAGE = "labeling/gold.html"
 PICK_PAGE = "labeling/gold_original.html"
-PROMOTE_PAGE = "candidates/promote.html"
 ROUND = "labeling/_gold_round.html"
 AUTHOR_ROWS = 3  # counterfactuals per round, as real rounds show (Polyjuice §4.2)
 PICK_PER_PAGE = 20  # originals per page of the gold page's list
@@ -249,39 +248,3 @@ def _promoted_items(post) -> list[dict]:
             }
         )
     return items
-
-
-@campaign_owner_required
-@require_http_methods(["GET", "POST"])
-def candidates_promote(request: HtmxHttpRequest, campaign_id: int, original_id: int):
-    """Make a gold (or training) round of some of one original's candidates."""
-    campaign = request.campaign
-    original = campaign.originals.select_related("label").filter(pk=original_id).first()
-    if original is None:
-        raise Http404("No such original in this campaign.")
-    error = None
-    if request.method == "POST":
-        kind = request.POST.get("kind", GoldKind.GOLD)
-        try:
-            made = candidates_promote_to_gold(
-                campaign=campaign,
-                original=original,
-                kind=kind,
-                items=_promoted_items(request.POST),
-            )
-        except CfannotateError as caught:
-            error = caught
-        else:
-            return _round_made(request, campaign, original, made)
-    context = {
-        "campaign": campaign,
-        "original": original,
-        "rows": _candidate_rows(campaign, original, request.POST),
-        "labels": campaign.labels.all(),
-        "kinds": GoldKind.choices,
-        "kind": request.POST.get("kind", GoldKind.GOLD),
-        "error": error,
-    }
-    status = 200 if error is None else error.status_code
-    template = PROMOTE_PAGE + ("#promote-form" if request.htmx else "")
-    return TemplateResponse(request, template, context, status=status)

@@ -60,13 +60,14 @@ def test_review_reject_edit_and_promote_to_gold(live_server, page):
 
     # 4. Promote two candidates of the first original to a gold round.
     page.locator(f"#candidate-{negated.id}").get_by_role("link", name="Promote to gold").click()
-    page.get_by_role("heading", name="Promote candidates to a gold round").wait_for()
-    page.locator(f"#promote-pick-{negated.id}").check()
-    page.get_by_label(f"Label (candidate {negated.id})").select_option("negative")
-    page.get_by_label(f"Explanation (candidate {negated.id})").fill("Negated, so negative.")
-    page.locator(f"#promote-pick-{awful.id}").check()
-    page.get_by_label(f"Label (candidate {awful.id})").select_option("negative")
-    page.get_by_role("button", name="Make the round").click()
+    page.get_by_role("heading", name="A new round on one original").wait_for()
+    negated_row, awful_row = page.locator(f"#pick-{negated.id}"), page.locator(f"#pick-{awful.id}")
+    negated_row.get_by_label("Use").check()
+    negated_row.locator(f'select[name="label-{negated.id}"]').select_option("negative")
+    negated_row.locator(f'input[name="explanation-{negated.id}"]').fill("Negated, so negative.")
+    awful_row.get_by_label("Use").check()
+    awful_row.locator(f'select[name="label-{awful.id}"]').select_option("negative")
+    page.get_by_role("button", name="Save the round").click()
 
     # 5. The gold page shows the round with its expected answers.
     page.get_by_role("heading", name="Gold and training rounds").wait_for()

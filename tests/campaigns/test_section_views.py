@@ -81,7 +81,8 @@ def test_a_fragment_has_no_section_navigation(client, researcher, campaign):
 
 
 def test_each_route_of_a_campaign_is_in_a_section():
-    assert section_of_route("candidates-promote") == "review"
+    assert section_of_route("candidate-edit") == "review"
+    assert section_of_route("gold-original") == "gold"
     assert section_of_route("candidate-import") == "generation"
     assert section_of_route("original-upload-preview") == "data"
     assert section_of_route("evaluation-fragment") == "exports"

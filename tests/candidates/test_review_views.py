@@ -165,7 +165,6 @@ def test_pages_are_owner_scoped(client, other_researcher, campaign):
         ("post", reverse("candidate-reject", args=[campaign.id, candidate.id])),
         ("post", reverse("candidate-edit", args=[campaign.id, candidate.id])),
         ("post", reverse("candidates-bulk", args=[campaign.id])),
-        ("get", reverse("candidates-promote", args=[campaign.id, candidate.original_id])),
         ("get", reverse("gold-page", args=[campaign.id])),
         ("get", reverse("gold-original", args=[campaign.id, candidate.original_id])),
         ("post", reverse("gold-original", args=[campaign.id, candidate.original_id])),
@@ -199,7 +198,9 @@ def test_promote_two_candidates_to_a_gold_round(logged_in, campaign):
     original = campaign.originals.get(text="It is great for kids.")
     first, second = original.candidates.order_by("id")
     make_unit(original, candidates=1)
-    url = reverse("candidates-promote", args=[campaign.id, original.id])
+    url = reverse("gold-original", args=[campaign.id, original.id])
+    review = logged_in.get(reverse("candidate-review", args=[campaign.id])).content.decode()
+    assert f'href="{url}">Promote to gold</a>' in review
     page = logged_in.get(url).content.decode()
     assert "It is not great for kids." in page and 'name="candidate"' in page
 
@@ -207,7 +208,7 @@ def test_promote_two_candidates_to_a_gold_round(logged_in, campaign):
         url, {"kind": "gold", "candidate": [first.id], f"label-{first.id}": "meh"}, **HTMX
     )
     assert bad.status_code == 400 and "Unknown label" in bad.content.decode()
-    assert 'id="promote-form"' in bad.content.decode() and "<h1>" not in bad.content.decode()
+    assert 'id="gold-pick"' in bad.content.decode() and "<h1>" not in bad.content.decode()
 
     response = logged_in.post(
         url,

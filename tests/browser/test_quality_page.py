@@ -46,6 +46,8 @@ def test_researcher_reads_the_charts_and_confirms_a_decision(live_server, page):
 
     page.get_by_role("button", name="Run quality control now").click()
     page.get_by_text("Quality control ran: 1 of 2 workers qualified").wait_for()
+    # The report was swapped anew; the table the researcher opened is still open in it.
+    assert page.get_by_role("table", name="Each worker's median time per round").is_visible()
     assert page.console_errors == []
 
 

@@ -39,7 +39,7 @@ def test_the_quality_page_shows_verdicts_agreement_and_charts(browser_client, la
     assert "Fleiss" in html and "Cohen" in html
     # Workers against C.2, time per round, gold right, labels, labels by position, agreement.
     assert html.count("<svg") == 6
-    assert html.count('<details class="chart-table">') == 6  # each readable as a table
+    assert html.count('<details class="chart-table" id="table-') == 6  # each as a table
     assert "3 of 6 gold counterfactuals right" in html
     assert 'hx-trigger="every 20s"' in html  # live while labeling
     assert "Send confirmed decisions" in html

@@ -11,7 +11,7 @@ candidates, self-BLEU, closeness. Figures and what they mean: docs/generation-qu
     python bench/generation_quality.py --originals 100 --device cuda
 
 The last line reads `RESULT generation_quality leaks=... malformed=... flip_selected=...
-fluency=... flip_kept=... code_success=... self_bleu=... levenshtein=...
+fluency=... flip_kept=... code_success=... self_bleu=... self_bleu_5=... levenshtein=...
 classifier_accuracy=...`.
 """
 
@@ -45,6 +45,8 @@ def main() -> int:
     parser.add_argument("--blank-sets", type=int, default=1)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--temperature", type=float, default=DecodingConfig().temperature)
+    parser.add_argument("--top-p", type=float, default=DecodingConfig().top_p)
     parser.add_argument("--data", type=Path, default=DEFAULT_CAD, help="The CAD data folder.")
     parser.add_argument("--json", help="Also write every figure to this file.")
     parser.add_argument(
@@ -79,7 +81,13 @@ def main() -> int:
             codes=tuple(args.codes.split(",")),
             random_blank_sets=args.blank_sets,
             seed=args.seed,
-            decoding=DecodingConfig(per_prompt=3, batch_size=args.batch_size, seed=args.seed),
+            decoding=DecodingConfig(
+                per_prompt=3,
+                batch_size=args.batch_size,
+                seed=args.seed,
+                temperature=args.temperature,
+                top_p=args.top_p,
+            ),
             label_choices=() if args.no_label_directed else CAD_LABELS,
         ),
     )

@@ -311,7 +311,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
             random_blank_sets=args.blank_sets,
             engine=args.engine,
             seed=args.seed,
-            decoding=DecodingConfig(seed=args.seed),
+            decoding=DecodingConfig(seed=args.seed, temperature=args.temperature, top_p=args.top_p),
             label_choices=() if args.no_label_directed else CAD_LABELS,
         ),
     )
@@ -368,9 +368,30 @@ def _add_evaluate_parser(commands) -> None:
         "--engine", default="auto", choices=[n for n in ENGINE_NAMES if n != "server"]
     )
     parser.add_argument("--seed", type=int, default=0)
+    _add_sampling_arguments(parser)
     parser.add_argument("--json", help="Also write every figure to this file.")
     parser.add_argument("--quiet", action="store_true", help="No progress bar.")
     parser.set_defaults(handler=evaluate_command)
+
+
+def _add_sampling_arguments(parser) -> None:
+    """Sampling as the generator settings give it (`temperature`, `top_p`): higher spreads
+    candidates further apart and lets fewer pass the fluency filter."""
+    from generation.decoding import DecodingConfig
+
+    defaults = DecodingConfig()
+    parser.add_argument(
+        "--temperature",
+        type=float,
+        default=defaults.temperature,
+        help=f"Sampling temperature (default {defaults.temperature:g}).",
+    )
+    parser.add_argument(
+        "--top-p",
+        type=float,
+        default=defaults.top_p,
+        help=f"Nucleus sampling mass (default {defaults.top_p:g}).",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:

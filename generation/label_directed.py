@@ -12,13 +12,26 @@ Polyjuice's `[ANSWER]` format:
     negative [lexical]: The soup was cold and tasty.
     ...
     positive: The film was a joy to watch.          <- the original (context part)
-    negative [lexical], changing "a joy": The film was   <- this prompt's own ending
+    negative [lexical]: The film was                <- this prompt's own ending (a rewrite
+                                                       from "a joy" on)
 
-A span blank set becomes the hint `changing "..."` (the words under the blanks), and
-the edited sentence is begun for the model with x's words before the first blank (x's
-first word for a whole-sentence rewrite): without that, a 135M model writes a new
-sentence after the examples' pattern instead of editing x. `generation.sanity.
-outside_blanks` still drops a candidate that changed anything outside the blanks.
+Two kinds of prompt, both begun for the model with x's own words: without that, a 135M
+model writes a new sentence after the examples' pattern instead of editing x.
+
+- A **rewrite from a point on** (`x's words before the blank [BLANK]`, the blank
+  running to the end; x's first word for a whole-sentence rewrite): the model writes
+  the rest of the edited sentence on its line. A random blank set becomes one of these,
+  from its first blank (`tail_blank`), so an original's prompts edit it from several
+  points, not only from the start.
+- A **quoted replacement** for a blank the researcher or a slicing function placed
+  (targeted): the hint `replacing "..."` (the words under the first blank), then x's
+  words before it and an open quote; the model writes the replacement and closes it.
+
+A small model keeps the first far better: on the CAD benchmark originals (`generation
+evaluate --originals 10`), 13 % of the quoted replacements of random spans passed the
+sanity and fluency filters, against 85 % of the rewrites (docs/generation-quality.md).
+`generation.sanity.outside_blanks` drops a candidate that changed anything outside the
+blanks (a rewrite from a point on: x's words before it).
 """
 
 from __future__ import annotations
@@ -185,6 +198,24 @@ def first_blank_only(original: str, blanked: str) -> str:
     return re.sub(r"[ \t]{2,}", " ", text)
 
 
+def tail_blank(original: str, blanked: str) -> str | None:
+    """x's words before the first blank of `blanked` that has any, then one blank to the
+    end of x (a rewrite from that point on); None where no blank has words before it
+    (that is the whole-sentence rewrite) or the blanks do not match x."""
+    if BLANK not in blanked or _is_whole(blanked):
+        return None
+    words = blanked_words(original, blanked)
+    if not words:
+        return None
+    parts = blanked.split(BLANK)
+    before = parts[0]
+    for index in range(len(words)):
+        if before.strip():
+            return f"{before.strip()} {BLANK}"
+        before += words[index] + parts[index + 1]
+    return None
+
+
 def changed_span(source: str, target: str) -> tuple[str, str, str] | None:
     """(text before, text replaced, replacement) where `target` differs from `source` in
     one region of words and punctuation; None when they are equal or differ in several."""
@@ -244,12 +275,9 @@ class LabelDirectedStrategy:
         context = f"{request.label}: {request.original.strip()}\n"
         if request.context:
             context = f"({request.context.strip()})\n" + context
-        if _is_sentence(request):
-            words = request.original.split()
-            # x's first word, so that the model edits x instead of writing a new sentence
-            # after the examples' pattern.
-            start = f" {words[0]}" if len(words) > 1 else ""
-            own = _label_line(request.target_label, request.code) + start
+        start = _rewrite_start(request)
+        if start is not None:
+            own = _label_line(request.target_label, request.code) + (f" {start}" if start else "")
         else:
             old = blanked_words(request.original, request.blanked)
             before = request.blanked.split(BLANK, 1)[0].strip()
@@ -266,9 +294,9 @@ class LabelDirectedStrategy:
 
     def parse(self, request, continuation: str, specials: Collection[str] = ()) -> str | None:
         written = continuation.split("\n", 1)[0]
-        if _is_sentence(request):
-            words = request.original.split()
-            text = (words[0] + written if len(words) > 1 else written).strip().strip('"').strip()
+        start = _rewrite_start(request)
+        if start is not None:
+            text = _unquoted_end((start + written).strip())
             if not written.strip() or not text or has_written_leak(text, specials):
                 return None
             return text
@@ -294,8 +322,26 @@ def _replacement(written: str, after: str) -> str | None:
     return None  # the replacement never ended
 
 
-def _is_sentence(request) -> bool:
-    return request.blanked.strip() == BLANK
+def _unquoted_end(text: str) -> str:
+    """`text` without a closing quote that opens nowhere (the examples' quoted form leaking
+    into a rewrite); x's own quotes, begun for the model, stay."""
+    if text.endswith('"') and text.count('"') % 2:
+        return text[:-1].rstrip()
+    return text
+
+
+def _is_whole(blanked: str) -> bool:
+    return blanked.strip() == BLANK
+
+
+def _rewrite_start(request) -> str | None:
+    """What a rewrite is begun with: x's first word for the whole sentence (none for a
+    one-word x), x's words before a blank that runs to the end; None for a replacement."""
+    if _is_whole(request.blanked):
+        words = request.original.split()
+        return words[0] if len(words) > 1 else ""
+    before, after = request.blanked.split(BLANK, 1)
+    return before.strip() if not after.strip() and before.strip() else None
 
 
 def with_codes(

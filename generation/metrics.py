@@ -9,6 +9,7 @@ in for the paper's sentence-similarity model.
 import functools
 import importlib.util
 import math
+import random
 from collections import Counter
 from pathlib import Path
 
@@ -51,6 +52,17 @@ def self_bleu(texts: list[str]) -> float | None:
         bleu(tokens, tokenized[:index] + tokenized[index + 1 :])
         for index, tokens in enumerate(tokenized)
     ]
+    return sum(scores) / len(scores)
+
+
+def self_bleu_of(texts: list[str], size: int, *, draws: int = 20, seed: int = 0) -> float | None:
+    """Self-BLEU of `size` texts drawn at random (mean over `draws` draws); None for fewer
+    than `size` texts. Self-BLEU rises with the number of texts (each is scored against all
+    the others), so sets of different sizes compare only at a size they all reach."""
+    if size < 2 or len(texts) < size:
+        return None
+    rng = random.Random(seed)
+    scores = [self_bleu(rng.sample(texts, size)) for _ in range(draws)]
     return sum(scores) / len(scores)
 
 

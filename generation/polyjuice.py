@@ -18,6 +18,7 @@ from generation.label_directed import (
     LabelExample,
     examples_for,
     first_blank_only,
+    tail_blank,
     target_labels,
     with_codes,
 )
@@ -162,6 +163,17 @@ def answer_budgets(tokenizer, requests: list[PromptRequest], decoding: DecodingC
     return budgets
 
 
+def _label_blanks(original: str, blanks: list[str], *, targeted: bool) -> list[str]:
+    """Label-directed blanks: a random blank set becomes a rewrite from its first blank on
+    (`tail_blank`); a targeted one keeps its first blank, for one quoted replacement."""
+    if targeted:
+        return list(dict.fromkeys(first_blank_only(original, blanked) for blanked in blanks))
+    chosen = [
+        BLANK if blanked.strip() == BLANK else tail_blank(original, blanked) for blanked in blanks
+    ]
+    return list(dict.fromkeys(blanked for blanked in chosen if blanked))
+
+
 def _prompt_requests(
     targets: list[PerturbTarget],
     settings: PolyjuiceSettings,
@@ -178,8 +190,9 @@ def _prompt_requests(
         original = target.original
         aims = target_labels(original.label, settings.label_choices) if labelled else []
         blanks = _blanked_texts(target, parses, settings, rng)
-        if aims:  # one replacement per label-directed prompt
-            blanks = list(dict.fromkeys(first_blank_only(original.text, b) for b in blanks))
+        if aims:
+            targeted = bool(target.blanked or target.spans)
+            blanks = _label_blanks(original.text, blanks, targeted=targeted)
         for blanked in blanks:
             for code in codes:
                 request = PromptRequest(original.text, code, blanked)

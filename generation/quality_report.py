@@ -40,6 +40,7 @@ from generation.metrics import (
     MiniLMUnavailable,
     embedding_distances,
     self_bleu,
+    self_bleu_of,
     token_levenshtein,
 )
 from generation.postprocess import AnnotatedCandidate, annotate
@@ -49,6 +50,8 @@ from generation.tokens import GLOBAL
 MARKER = re.compile(r"\[[^\[\]\s]{1,24}\]|<\|[^|\s]{0,24}\|>")
 SELECTED_PER_ORIGINAL = 3  # Campaign.selected_per_original's default: one round of three
 CODE_SAMPLES = 3  # A.3.1 re-detects the code on a prompt's top three returns
+# Self-BLEU at a fixed set size: kept candidates drawn per original with at least this many.
+SIZE_MATCHED = 5
 
 # The goals for the packaged SmolLM2 on CPU: (direction, bound).
 GOALS: dict[str, tuple[str, float]] = {
@@ -140,6 +143,7 @@ class QualityFigures:
     code_success: float
     malformed_rate: float
     self_bleu: float
+    self_bleu_5: float  # of SIZE_MATCHED kept candidates per original: set size taken out
     levenshtein: float
     embedding_distance: float | None  # None without the packaged MiniLM
     flip_kept: float
@@ -188,6 +192,11 @@ def quality_figures(
     for candidate in kept:
         texts.setdefault(candidate.record.original_key, []).append(candidate.record.text)
     bleus = [score for group in texts.values() if (score := self_bleu(group)) is not None]
+    matched = [
+        score
+        for group in texts.values()
+        if (score := self_bleu_of(group, SIZE_MATCHED)) is not None
+    ]
     x_of = [originals[c.record.original_key].text for c in kept]
     distances = None
     if embeddings and kept:
@@ -225,6 +234,7 @@ def quality_figures(
         code_success=_mean(float(success) for success in successes),
         malformed_rate=_share(result.malformed, continuations),
         self_bleu=_mean(bleus),
+        self_bleu_5=_mean(matched),
         levenshtein=_mean(
             token_levenshtein(x.lower().split(), c.record.text.lower().split())
             for x, c in zip(x_of, kept, strict=True)
@@ -251,6 +261,8 @@ class QualityReport:
     seconds: dict[str, float] = field(default_factory=dict)
     label_directed: bool = False  # prompts asked for the other label (generation.label_directed)
     flip_weight: float = 0.0  # λ of selection's flip term; 0: diversity alone
+    temperature: float = 1.0  # sampling, as the generator settings give it
+    top_p: float = 0.9
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -424,6 +436,8 @@ def evaluate(
         label_directed=settings.polyjuice.label_directed
         and len(set(settings.polyjuice.label_choices)) >= 2,
         flip_weight=flip_weight,
+        temperature=settings.polyjuice.decoding.temperature,
+        top_p=settings.polyjuice.decoding.top_p,
     )
 
 
@@ -437,6 +451,7 @@ _ROWS = (
     ("flip_kept", "predicted flip, kept"),
     ("flip_selected", "predicted flip, selected (3 per x)"),
     ("self_bleu", "self-BLEU (lower: more diverse)"),
+    ("self_bleu_5", f"self-BLEU of {SIZE_MATCHED} per x (size-matched)"),
     ("levenshtein", "Levenshtein to x (tokens)"),
     ("embedding_distance", "MiniLM distance to x"),
 )
@@ -502,7 +517,8 @@ def format_table(report: QualityReport) -> str:
         f"{report.flip_human:.3f}",
         f"model {report.model} on {report.device}; codes {','.join(report.codes)}; "
         f"label-directed prompts {'on' if report.label_directed else 'off'}; "
-        f"selection flip weight {report.flip_weight:g}",
+        f"selection flip weight {report.flip_weight:g}; sampling temperature "
+        f"{report.temperature:g}, top-p {report.top_p:g}",
     ]
     return "\n".join(lines)
 
@@ -520,6 +536,7 @@ def result_line(report: QualityReport) -> str:
             "flip_kept",
             "code_success",
             "self_bleu",
+            "self_bleu_5",
             "levenshtein",
         )
     }
@@ -529,6 +546,7 @@ def result_line(report: QualityReport) -> str:
     values["baseline_flip_selected"] = figure(report.baseline, "flip_selected")
     values["baseline_fluency"] = figure(report.baseline, "fluency")
     values["baseline_self_bleu"] = figure(report.baseline, "self_bleu")
+    values["baseline_self_bleu_5"] = figure(report.baseline, "self_bleu_5")
     cells = " ".join(
         f"{name}={int(value)}" if name == "leaks" else f"{name}={value:.3f}"
         for name, value in values.items()

@@ -9,6 +9,7 @@ from generation.label_directed import (
     changed_span,
     examples_for,
     first_blank_only,
+    tail_blank,
     target_labels,
 )
 from generation.models import LoadedModel, load_causal_lm
@@ -114,6 +115,33 @@ def test_a_replacement_prompt_quotes_the_span_and_ends_at_its_closing_quote():
     assert strategy.answers_needed(request(blanked)) == 0 and strategy.stops_at_newline
 
 
+def test_a_random_blank_set_becomes_a_rewrite_from_its_first_blank_on():
+    text = "This movie is just plain bad."
+    assert tail_blank(text, "This movie [BLANK] plain [BLANK].") == "This movie [BLANK]"
+    assert (
+        tail_blank(text, "This movie is just plain [BLANK].") == "This movie is just plain [BLANK]"
+    )
+    # A first blank at the start of x: the next blank's start, with x's words before it.
+    assert tail_blank(text, "[BLANK] is just [BLANK] bad.") == "This movie is just [BLANK]"
+    assert tail_blank(text, "[BLANK] is just plain bad.") is None  # the whole-sentence rewrite
+    assert tail_blank(text, BLANK) is None
+    assert tail_blank(text, "Another [BLANK].") is None  # not x's blanks
+
+
+def test_a_rewrite_from_a_point_on_begins_with_xs_words_before_it():
+    strategy = LabelDirectedStrategy((OWN,))
+    quoted = OriginalRecord("q", '"Jaws" is great for kids.', "positive")
+    tail = PromptRequest(quoted.text, "lexical", '"Jaws" is [BLANK]', "positive", "negative")
+    assert strategy.split(tail).own == 'negative [lexical]: "Jaws" is'
+    # x's own quotes stay; a closing quote that opens nowhere (the quoted examples' form) goes.
+    assert strategy.parse(tail, " awful for kids.") == '"Jaws" is awful for kids.'
+    assert strategy.parse(tail, ' awful for kids."') == '"Jaws" is awful for kids.'
+    assert strategy.parse(tail, "\n") is None
+    kids = request("It is [BLANK]")
+    assert strategy.split(kids).own == "negative [lexical]: It is"
+    assert strategy.parse(kids, ' "bad"') == 'It is "bad"'  # quotes the model opened and closed
+
+
 def test_a_pair_tasks_context_is_shown_before_x():
     strategy = LabelDirectedStrategy()
     nli = PromptRequest("A dog runs.", "lexical", BLANK, "entailment", "contradiction", "A dog.")
@@ -150,6 +178,30 @@ def test_polyjuice_asks_each_original_for_the_other_label(tiny_lm, label_decodin
     (call,) = label_decoding
     assert call["stop_at_newline"] is True
     assert all("negative [lexical]" in p.own for p in call["prompts"])
+
+
+def test_random_blanks_are_rewrites_from_a_point_on_and_targeted_ones_stay_quoted(
+    tiny_lm, label_decoding
+):
+    settings = PolyjuiceSettings(
+        codes=("lexical",), strategy="fewshot", label_choices=SENTIMENT, random_blank_sets=3
+    )
+    random_target = PerturbTarget(
+        OriginalRecord("r", "The acting in this film was superb.", "positive")
+    )
+    targeted = PerturbTarget(KIDS, spans=((2, 3),))  # "great"
+
+    run = polyjuice_generate([random_target, targeted], settings, lm=tiny_lm, parses=ParseCache())
+
+    prompts = {c.prompt for c in run.candidates if c.original_key == "r"}
+    assert BLANK in prompts and len(prompts) > 1
+    # Every random blank set ended in one blank that runs to the end of x, after x's words.
+    assert all(p == BLANK or (p.endswith(BLANK) and p.count(BLANK) == 1) for p in prompts)
+    assert {c.prompt for c in run.candidates if c.original_key == "kids"} == {
+        "It is [BLANK] for kids."
+    }
+    owns = [p.own for p in label_decoding[0]["prompts"]]
+    assert 'negative [lexical], replacing "great": It is "' in owns
 
 
 def test_without_label_choices_or_when_turned_off_prompts_stay_label_agnostic(

@@ -12,6 +12,7 @@ from generation.metrics import (
     embedding_distances,
     minilm_directory,
     self_bleu,
+    self_bleu_of,
     sentence_embeddings,
     token_levenshtein,
 )
@@ -154,3 +155,17 @@ def test_distinct_n_counts_distinct_ngrams_over_the_whole_set():
     assert distinct_n(["A B", "a  b"]) == pytest.approx(1 / 2)  # case and spaces ignored
     assert distinct_n(["a b c d"], n=3) == pytest.approx(1.0)
     assert distinct_n(["one", ""]) is None
+
+
+def test_self_bleu_of_a_fixed_size_takes_the_set_size_out():
+    # Text i is half i then half i + 1 (in a ring): each half is shared with one other text,
+    # so a text finds both its halves among all the others but at most one in a pair.
+    halves = ["red fox runs", "blue sky falls", "old man sings", "new car stops"]
+    texts = [f"{halves[i]} {halves[(i + 1) % 4]}" for i in range(4)]
+    everything = self_bleu(texts)
+    pairs = self_bleu_of(texts, 2, draws=50)
+    assert everything > pairs + 0.2  # the raw figure rises with the number of texts alone
+    assert self_bleu_of(texts, 4) == pytest.approx(everything)
+    assert self_bleu_of(texts, 2, seed=1) == self_bleu_of(texts, 2, seed=1)  # reproducible
+    assert self_bleu_of(texts[:1], 2) is None  # too few texts for that size
+    assert self_bleu_of(texts, 1) is None

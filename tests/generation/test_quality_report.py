@@ -132,6 +132,7 @@ def test_figures_of_a_scripted_result():
     assert figures.embedding_distance is None
     assert figures.levenshtein == pytest.approx(1.0)  # one word changed in each
     assert 0 <= figures.self_bleu <= 1  # only original a has two kept texts
+    assert math.isnan(figures.self_bleu_5)  # no original has five kept texts
 
 
 def test_selection_keeps_three_per_original_and_leaves_global_rewrites_out():
@@ -170,8 +171,8 @@ def test_goals_and_the_result_line():
     figures = QualityFigures(
         originals=2, prompts=3, continuations=9, malformed=0, candidates=5, kept=4,
         selected=3, leaks=0, dropped={}, fluency=0.8, code_success=0.5, malformed_rate=0.05,
-        self_bleu=0.4, levenshtein=3.0, embedding_distance=None, flip_kept=0.5,
-        flip_selected=0.25,
+        self_bleu=0.4, self_bleu_5=0.3, levenshtein=3.0, embedding_distance=None,
+        flip_kept=0.5, flip_selected=0.25,
     )  # fmt: skip
     report = QualityReport(
         ours=figures,
@@ -190,6 +191,7 @@ def test_goals_and_the_result_line():
     line = result_line(report)
     assert line.startswith("RESULT generation_quality leaks=0 malformed=0.050 flip_selected=0.250")
     assert "fluency=0.800" in line and "classifier_accuracy=0.860" in line
+    assert "self_bleu_5=0.300" in line and "size-matched" in format_table(report)
     assert "NO" in format_table(report)  # the flip goal is not met
 
 
@@ -242,6 +244,19 @@ def test_evaluate_with_no_originals_is_a_usage_error(tmp_path, capsys):
 
     assert status == cli.EXIT_USAGE
     assert capsys.readouterr().err.strip() == "evaluate: --originals must be at least 1"
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [("--temperature", "temperature must be positive."), ("--top-p", "top_p must be in (0, 1].")],
+)
+def test_evaluate_with_bad_sampling_is_one_line_exit_2(tmp_path, capsys, option, message):
+    (tmp_path / "sentiment_combined_paired").mkdir()
+
+    status = cli.main(["evaluate", "--data", str(tmp_path), option, "0", "--quiet"])
+
+    assert status == cli.EXIT_USAGE
+    assert capsys.readouterr().err.strip().splitlines() == [f"evaluate: {message}"]
 
 
 def test_evaluate_with_data_missing_its_files_is_one_line_exit_2(tmp_path, capsys):

@@ -412,29 +412,9 @@ def test_the_block_says_when_uploads_count_and_where_the_ids_come_from(
 def label_model_directory(tmp_path_factory):
     """A tiny random GPT-2 text classifier saved with transformers' default label names,
     LABEL_0 and LABEL_1, as a model fine-tuned without names is."""
-    import torch
-    from transformers import GPT2Config, GPT2ForSequenceClassification
+    from tests.generation.tiny_models import build_tiny_classifier
 
-    from tests.generation.tiny_models import build_tiny_tokenizer
-
-    directory = tmp_path_factory.mktemp("label-model")
-    tokenizer = build_tiny_tokenizer("gpt2")
-    tokenizer.pad_token = tokenizer.eos_token
-    torch.manual_seed(0)
-    config = GPT2Config(
-        vocab_size=len(tokenizer),
-        n_positions=64,
-        n_embd=16,
-        n_layer=1,
-        n_head=2,
-        num_labels=2,
-        id2label={0: "LABEL_0", 1: "LABEL_1"},
-        label2id={"LABEL_0": 0, "LABEL_1": 1},
-        pad_token_id=tokenizer.eos_token_id,
-    )
-    GPT2ForSequenceClassification(config).save_pretrained(directory)
-    tokenizer.save_pretrained(directory)
-    return directory
+    return build_tiny_classifier(tmp_path_factory.mktemp("label-model"), ("LABEL_0", "LABEL_1"))
 
 
 def test_a_model_labeled_label_0_and_label_1_predicts_once_its_labels_are_mapped(

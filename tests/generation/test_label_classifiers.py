@@ -3,8 +3,6 @@
 import math
 
 import pytest
-import torch
-from transformers import GPT2Config, GPT2ForSequenceClassification
 
 from generation.label_classifiers import (
     BaselineLabelClassifier,
@@ -13,7 +11,7 @@ from generation.label_classifiers import (
     flip_scores,
     uploaded_predictions,
 )
-from tests.generation.tiny_models import build_tiny_tokenizer
+from tests.generation.tiny_models import build_tiny_classifier
 
 POSITIVE = ["a great film", "a wonderful great story", "great acting", "wonderful music"]
 NEGATIVE = ["a terrible film", "a dull terrible story", "terrible acting", "dull music"]
@@ -92,24 +90,7 @@ def test_every_bad_uploaded_row_is_reported_with_what_is_wrong():
 @pytest.fixture(scope="module")
 def classifier_directory(tmp_path_factory):
     """A tiny random GPT-2 text classifier with labels NEG / POS, saved like a trained one."""
-    directory = tmp_path_factory.mktemp("tiny-classifier")
-    tokenizer = build_tiny_tokenizer("gpt2")
-    tokenizer.pad_token = tokenizer.eos_token
-    torch.manual_seed(0)
-    config = GPT2Config(
-        vocab_size=len(tokenizer),
-        n_positions=64,
-        n_embd=16,
-        n_layer=1,
-        n_head=2,
-        num_labels=2,
-        id2label={0: "NEG", 1: "POS"},
-        label2id={"NEG": 0, "POS": 1},
-        pad_token_id=tokenizer.eos_token_id,
-    )
-    GPT2ForSequenceClassification(config).save_pretrained(directory)
-    tokenizer.save_pretrained(directory)
-    return directory
+    return build_tiny_classifier(tmp_path_factory.mktemp("tiny-classifier"), ("NEG", "POS"))
 
 
 def test_a_model_directory_predicts_with_its_labels_mapped_to_the_tasks(classifier_directory):

@@ -16,6 +16,7 @@ from filelock import FileLock
 from tokenizers import ByteLevelBPETokenizer, processors
 from transformers import (
     GPT2Config,
+    GPT2ForSequenceClassification,
     GPT2LMHeadModel,
     LlamaConfig,
     LlamaForCausalLM,
@@ -97,6 +98,29 @@ def build_tiny_lm(directory: Path, kind: str = "gpt2") -> Path:
         model = LlamaForCausalLM(config)
     directory.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
+def build_tiny_classifier(directory: Path, labels: tuple[str, ...]) -> Path:
+    """A tiny random GPT-2 text classifier whose `config.id2label` names `labels` in order,
+    saved like a fine-tuned one (weights and tokenizer)."""
+    tokenizer = build_tiny_tokenizer("gpt2")
+    tokenizer.pad_token = tokenizer.eos_token
+    torch.manual_seed(0)
+    config = GPT2Config(
+        vocab_size=len(tokenizer),
+        n_positions=64,
+        n_embd=16,
+        n_layer=1,
+        n_head=2,
+        num_labels=len(labels),
+        id2label=dict(enumerate(labels)),
+        label2id={label: index for index, label in enumerate(labels)},
+        pad_token_id=tokenizer.eos_token_id,
+    )
+    directory.mkdir(parents=True, exist_ok=True)
+    GPT2ForSequenceClassification(config).save_pretrained(directory)
     tokenizer.save_pretrained(directory)
     return directory
 

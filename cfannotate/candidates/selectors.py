@@ -57,6 +57,9 @@ class RunProgress:
     originals_total: int = 0
     originals_done: int = 0
     seconds_left: float | None = None  # at the rate of originals so far; None: not known
+    # Chunks of a cancelled run that a worker still holds (lease not expired): they finish
+    # and keep their candidates, so the page keeps watching until they end.
+    chunks_finishing: int = 0
 
     @property
     def percent(self) -> int:
@@ -67,8 +70,8 @@ class RunProgress:
 
     @property
     def active(self) -> bool:
-        """Queued or running: the page keeps polling."""
-        return self.run.state in (RunState.QUEUED, RunState.RUNNING)
+        """Queued, running, or cancelled with chunks still finishing: the page keeps polling."""
+        return self.run.state in (RunState.QUEUED, RunState.RUNNING) or self.chunks_finishing > 0
 
 
 def latest_run(campaign: Campaign) -> GenerationRun | None:
@@ -79,10 +82,11 @@ def run_progress(run: GenerationRun) -> RunProgress:
     """Chunks, originals and candidates done, the rate so far, and the time left at that
     rate (of originals, so that it moves within a chunk; workers report about every second).
     """
-    running = 0
+    running = held = 0
     originals_total = originals_done = 0
-    for state, original_ids, done in run.chunks.values_list(
-        "state", "original_ids", "originals_done"
+    now = timezone.now()
+    for state, original_ids, done, lease in run.chunks.values_list(
+        "state", "original_ids", "originals_done", "lease_expires_at"
     ):
         if state == ChunkState.CANCELLED:
             continue
@@ -91,8 +95,9 @@ def run_progress(run: GenerationRun) -> RunProgress:
             originals_done += len(original_ids)
         elif state == ChunkState.RUNNING:
             running += 1
+            held += lease is not None and lease > now
             originals_done += min(done, len(original_ids))
-    end = run.finished_at or timezone.now()
+    end = run.finished_at or now
     seconds = (end - run.started_at).total_seconds() if run.started_at else 0.0
     finished = run.chunks_done + run.chunks_failed
     rate = finished / seconds * 60 if seconds > 0 and finished else None
@@ -119,6 +124,7 @@ def run_progress(run: GenerationRun) -> RunProgress:
         originals_total=originals_total,
         originals_done=originals_done,
         seconds_left=left,
+        chunks_finishing=held if run.state == RunState.CANCELLED else 0,
     )
 
 

@@ -211,6 +211,40 @@ def test_the_poll_that_finds_the_run_ended_stops_and_refreshes_the_candidates(
     assert "HX-Trigger" not in client.get(url, HTTP_HX_REQUEST="true").headers
 
 
+def test_a_cancelled_run_is_watched_until_its_running_chunk_ends(client, researcher, campaign):
+    run = _mid_run(campaign)  # chunk 1 runs under a worker's lease
+    GenerationChunk.objects.filter(run=run, index=1).update(
+        lease_expires_at=timezone.now() + timedelta(minutes=5)
+    )
+    runs.generation_run_cancel(run=run)
+    client.force_login(researcher)
+    url = reverse("run-progress", args=[campaign.id])
+
+    response = client.get(url, {"watching": run.id}, HTTP_HX_REQUEST="true")
+    html = response.content.decode()
+    assert 'hx-trigger="every 2s"' in html and "Generate candidates" not in html
+    words = " ".join(html.split())
+    assert "1 chunk a worker had already started finishes and keeps its candidates" in words
+    assert "HX-Trigger" not in response.headers
+
+    # The chunk ends: the next poll stops and the candidates table fetches itself again.
+    _chunk(run, 1, ChunkState.DONE, originals_done=2)
+    response = client.get(url, {"watching": run.id}, HTTP_HX_REQUEST="true")
+    assert 'hx-trigger="every 2s"' not in response.content.decode()
+    assert response.headers["HX-Trigger"] == '{"candidates-changed": {}}'
+
+
+def test_a_cancelled_runs_chunk_whose_worker_died_is_not_waited_for(campaign):
+    run = _mid_run(campaign)
+    GenerationChunk.objects.filter(run=run, index=1).update(
+        lease_expires_at=timezone.now() - timedelta(seconds=1)
+    )
+    runs.generation_run_cancel(run=run)
+    progress = run_progress(GenerationRun.objects.get(pk=run.pk))
+    assert progress.chunks_running == 1 and progress.chunks_finishing == 0
+    assert not progress.active
+
+
 def test_the_campaign_page_listens_for_the_end_of_a_run(client, researcher, campaign):
     client.force_login(researcher)
     html = client.get(reverse("campaign-generation", args=[campaign.id])).content.decode()

@@ -82,3 +82,35 @@ def test_review_reject_edit_and_promote_to_gold(live_server, page):
     card.get_by_role("button", name="Deactivate").click()
     page.locator(f"#gold-round-{gold_round.id}").get_by_text("Inactive").wait_for()
     assert page.console_errors == []
+
+
+def test_upload_predicted_labels_refused_then_stored(live_server, page, tmp_path):
+    researcher = make_user("hana")
+    campaign = make_campaign(owner=researcher, name="Predictions in a browser")
+    kids = make_original(campaign, text="It is great for kids.", label="positive")
+    negated = make_candidate(kids, text="It is not great for kids.", control_code="negation")
+    adults = make_candidate(kids, text="It is great for adults.", control_code="lexical")
+    bad = tmp_path / "bad.csv"
+    bad.write_text(f"id,label\n{negated.id},meh\n{adults.id},positive\n", encoding="utf-8")
+    good = tmp_path / "good.csv"
+    good.write_text(f"id,label,confidence\n{negated.id},negative,0.9\n", encoding="utf-8")
+
+    _log_in(page, live_server, "hana")
+    page.goto(f"{live_server.url}/campaigns/{campaign.id}/candidates/")
+    page.get_by_text("Upload your predicted labels").click()
+
+    # A bad row: htmx swaps in the block with the row named; nothing is stored.
+    page.set_input_files("#candidate-predictions-file", str(bad))
+    page.get_by_role("button", name="Upload predictions").click()
+    page.locator("#candidate-predictions").get_by_text("Unknown label 'meh'").wait_for()
+    assert not Candidate.objects.exclude(prediction_source="").exists()
+
+    # A good file: the page reloads with the count, and the row shows the prediction.
+    page.set_input_files("#candidate-predictions-file", str(good))
+    page.get_by_role("button", name="Upload predictions").click()
+    page.get_by_text("Stored your predicted label for 1 candidate.").wait_for()
+    page.locator(f"#candidate-{negated.id}").get_by_text("predicted: Negative (0.90)").wait_for()
+    stored = Candidate.objects.get(pk=negated.pk)
+    assert stored.predicted_label.value == "negative" and stored.prediction_source == "uploaded"
+    # The refused upload's 400 is the only thing the console reports (browser and htmx).
+    assert page.console_errors and all("400" in error for error in page.console_errors)

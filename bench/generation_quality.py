@@ -9,10 +9,12 @@ candidates, self-BLEU, closeness. Figures and what they mean: docs/generation-qu
 
     python bench/generation_quality.py --quick     # ~3 minutes on 2 CPU cores
     python bench/generation_quality.py --originals 100 --device cuda
+    python bench/generation_quality.py --backend server --base-url http://gpu:8000/v1 \
+        --server-model Qwen/Qwen2.5-7B          # a large model behind vLLM, SGLang, TGI...
 
 The last line reads `RESULT generation_quality leaks=... malformed=... flip_selected=...
-fluency=... flip_kept=... code_success=... self_bleu=... self_bleu_5=... levenshtein=...
-classifier_accuracy=...`.
+fluency=... flip_kept=... code_success=... self_bleu=... self_bleu_5=... self_bleu_selected=...
+levenshtein=... classifier_accuracy=...`.
 """
 
 import argparse
@@ -25,6 +27,8 @@ sys.path.insert(0, str(REPO))
 
 from generation.cad_sentiment import CAD_LABELS, DEFAULT_CAD, SENTIMENT_FOLDER  # noqa: E402
 from generation.decoding import DecodingConfig  # noqa: E402
+from generation.engines import SERVER_APIS, ServerConfig  # noqa: E402
+from generation.engines.server import InferenceServerError  # noqa: E402
 from generation.models import DEFAULT_MODEL, load_causal_lm  # noqa: E402
 from generation.pipeline import PipelineSettings  # noqa: E402
 from generation.polyjuice import PolyjuiceSettings  # noqa: E402
@@ -60,17 +64,33 @@ def main() -> int:
         default=DEFAULT_FLIP_WEIGHT,
         help=f"λ of selection's flip term (default {DEFAULT_FLIP_WEIGHT}); 0: diversity alone.",
     )
+    parser.add_argument(
+        "--backend",
+        default="inprocess",
+        choices=["inprocess", "server"],
+        help="server: generate through --base-url (an OpenAI-compatible server); the fluency "
+        "filter and the classifiers stay in process.",
+    )
+    parser.add_argument("--base-url", help="The inference server, e.g. http://gpu:8000/v1.")
+    parser.add_argument("--server-model", help="Its model name (default: --model).")
+    parser.add_argument("--server-api", default="completions", choices=SERVER_APIS)
+    parser.add_argument("--server-concurrency", type=int, default=16)
     args = parser.parse_args()
     if not (args.data / SENTIMENT_FOLDER).is_dir():
         print(f"bench: the CAD sentiment data is missing at {args.data}", file=sys.stderr)
         return 2
+    try:
+        server = _server(args)
+    except ValueError as error:
+        print(f"bench: {error}", file=sys.stderr)
+        return 2
     if args.quick:
         args.originals = 10
 
-    lm = load_causal_lm(args.model, device=args.device)
+    lm = None if server else load_causal_lm(args.model, device=args.device)
     fluency_lm = (
         lm
-        if args.fluency_model == args.model
+        if lm is not None and args.fluency_model == args.model
         else load_causal_lm(args.fluency_model, device=args.device)
     )
     settings = PipelineSettings(
@@ -80,6 +100,8 @@ def main() -> int:
         polyjuice=PolyjuiceSettings(
             codes=tuple(args.codes.split(",")),
             random_blank_sets=args.blank_sets,
+            engine="server" if server else "auto",
+            server=server,
             seed=args.seed,
             decoding=DecodingConfig(
                 per_prompt=3,
@@ -91,21 +113,41 @@ def main() -> int:
             label_choices=() if args.no_label_directed else CAD_LABELS,
         ),
     )
-    report = evaluate(
-        settings,
-        data=args.data,
-        originals=args.originals,
-        seed=args.seed,
-        lm=lm,
-        fluency_lm=fluency_lm,
-        flip_weight=args.flip_weight,
-    )
+    try:
+        report = evaluate(
+            settings,
+            data=args.data,
+            originals=args.originals,
+            seed=args.seed,
+            lm=lm,
+            fluency_lm=fluency_lm,
+            flip_weight=args.flip_weight,
+        )
+    except InferenceServerError as error:
+        print(f"bench: {error}", file=sys.stderr)
+        return 1
     print(format_table(report))
     print("seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in report.seconds.items()))
     if args.json:
         Path(args.json).write_text(json.dumps(report.to_dict(), indent=2), encoding="utf-8")
     print(result_line(report))
     return 0
+
+
+def _server(args: argparse.Namespace) -> ServerConfig | None:
+    """The inference server of `--backend server`; None in process."""
+    if args.backend != "server":
+        if args.base_url:
+            raise ValueError("--base-url needs --backend server")
+        return None
+    if not args.base_url:
+        raise ValueError("--backend server needs --base-url")
+    return ServerConfig(
+        base_url=args.base_url,
+        model=args.server_model or args.model,
+        api=args.server_api,
+        concurrency=args.server_concurrency,
+    )
 
 
 if __name__ == "__main__":

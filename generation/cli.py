@@ -16,6 +16,7 @@ from generation.generators import generator_names
 from generation.tokens import CONTROL_CODES
 
 EXIT_USAGE = 2
+EXIT_SERVER = 1  # an inference server could not be reached or refused a request
 
 
 def _read_texts(args: argparse.Namespace) -> list[str]:
@@ -299,6 +300,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
     if args.originals < 1:
         print("evaluate: --originals must be at least 1", file=sys.stderr)
         return EXIT_USAGE
+    server = _server_config(args)  # a ValueError is one line from main()
     if args.quiet:
         from transformers.utils import logging as transformers_logging
 
@@ -310,6 +312,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
             codes=tuple(args.code) if args.code else PolyjuiceSettings().codes,
             random_blank_sets=args.blank_sets,
             engine=args.engine,
+            server=server,
             seed=args.seed,
             decoding=DecodingConfig(seed=args.seed, temperature=args.temperature, top_p=args.top_p),
             label_choices=() if args.no_label_directed else CAD_LABELS,
@@ -364,9 +367,7 @@ def _add_evaluate_parser(commands) -> None:
         "--blank-sets", type=int, default=1, help="Random blank sets besides the sentence (1)."
     )
     parser.add_argument("--device", default="auto")
-    parser.add_argument(
-        "--engine", default="auto", choices=[n for n in ENGINE_NAMES if n != "server"]
-    )
+    _add_engine_arguments(parser)
     parser.add_argument("--seed", type=int, default=0)
     _add_sampling_arguments(parser)
     parser.add_argument("--json", help="Also write every figure to this file.")
@@ -406,6 +407,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Iterable[str] | None = None) -> int:
+    from generation.engines.server import InferenceServerError
     from generation.models import ModelUnavailable
     from generation.parsing import ParserMissing
 
@@ -417,3 +419,6 @@ def main(argv: Iterable[str] | None = None) -> int:
     except (ModelUnavailable, ParserMissing, ValueError, FileNotFoundError) as error:
         print(f"{args.command}: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except InferenceServerError as error:
+        print(f"{args.command}: {error}", file=sys.stderr)
+        return EXIT_SERVER

@@ -144,6 +144,7 @@ class QualityFigures:
     malformed_rate: float
     self_bleu: float
     self_bleu_5: float  # of SIZE_MATCHED kept candidates per original: set size taken out
+    self_bleu_selected: float  # within an original's selected candidates: what annotators see
     levenshtein: float
     embedding_distance: float | None  # None without the packaged MiniLM
     flip_kept: float
@@ -157,6 +158,13 @@ def _mean(values) -> float:
 
 def _share(count: int, total: int) -> float:
     return count / total if total else float("nan")
+
+
+def _texts_by_original(candidates: list[AnnotatedCandidate]) -> dict[str, list[str]]:
+    texts: dict[str, list[str]] = {}
+    for candidate in candidates:
+        texts.setdefault(candidate.record.original_key, []).append(candidate.record.text)
+    return texts
 
 
 def quality_figures(
@@ -188,10 +196,13 @@ def quality_figures(
     ]
 
     # 2. Diversity and closeness of the kept set.
-    texts: dict[str, list[str]] = {}
-    for candidate in kept:
-        texts.setdefault(candidate.record.original_key, []).append(candidate.record.text)
+    texts = _texts_by_original(kept)
     bleus = [score for group in texts.values() if (score := self_bleu(group)) is not None]
+    shown = [
+        score
+        for group in _texts_by_original(selected).values()
+        if (score := self_bleu(group)) is not None
+    ]
     matched = [
         score
         for group in texts.values()
@@ -235,6 +246,7 @@ def quality_figures(
         malformed_rate=_share(result.malformed, continuations),
         self_bleu=_mean(bleus),
         self_bleu_5=_mean(matched),
+        self_bleu_selected=_mean(shown),
         levenshtein=_mean(
             token_levenshtein(x.lower().split(), c.record.text.lower().split())
             for x, c in zip(x_of, kept, strict=True)
@@ -371,6 +383,10 @@ def evaluate(
 ) -> QualityReport:
     """Train the stand-in, pick held-out originals, run the pipeline, score both ways.
 
+    The generator runs in process (`lm`, else the settings' model), or behind the
+    OpenAI-compatible server the settings name (`engine="server"`): a large model a lab
+    serves is measured exactly as the packaged one. The fluency filter's model is local.
+
     With `flip_weight` > 0 selection weighs predicted flips (selection.md §2) by the
     classifier in the loop a campaign would have: the baseline fitted on originals only
     (one side of each CAD train pair), not the stand-in that judges the flips.
@@ -378,6 +394,7 @@ def evaluate(
     import time
 
     from generation.constraints import special_token_texts
+    from generation.engines import make_engine
     from generation.models import DEFAULT_MODEL, load_cached
     from generation.parsing import ParseCache
     from generation.pipeline import run_polyjuice
@@ -389,15 +406,30 @@ def evaluate(
     held = stand_in.held
     seconds = {"classifier": time.perf_counter() - started}
 
-    # 2. Generate and filter as the app does.
+    # 2. Generate and filter as the app does: in process, or through an inference server
+    #    (the fluency filter's model is loaded here either way).
     mark = time.perf_counter()
-    lm = lm or load_cached(settings.model or DEFAULT_MODEL, device=settings.device)
+    server = settings.polyjuice.server if settings.polyjuice.engine == "server" else None
+    if server is not None:
+        engine = make_engine("server", server=server)
+        tokenizer, device = engine.tokenizer, "server"
+        model = f"{server.model} at {server.base_url}"
+    else:
+        lm = lm or load_cached(settings.model or DEFAULT_MODEL, device=settings.device)
+        engine = make_engine(settings.polyjuice.engine, lm=lm)
+        tokenizer, device = lm.tokenizer, str(lm.device)
+        model = str(settings.model or DEFAULT_MODEL)
     if fluency_lm is None and settings.fluency_threshold is not None:
         fluency_lm = load_cached(settings.fluency_model or DEFAULT_MODEL, device=settings.device)
     parses = ParseCache()
     targets = [PerturbTarget(original) for original in held.originals]
     result = run_polyjuice(
-        targets, settings, lm=lm, fluency_lm=fluency_lm, parses=parses, show_progress=show_progress
+        targets,
+        settings,
+        engine=engine,
+        fluency_lm=fluency_lm,
+        parses=parses,
+        show_progress=show_progress,
     )
     seconds["generate"] = time.perf_counter() - mark
 
@@ -409,7 +441,7 @@ def evaluate(
     # 4. Figures, with the classifier in the loop for selection's flip term.
     mark = time.perf_counter()
     flips = _flip_scorer(stand_in, flip_weight=flip_weight, seed=seed)
-    specials = special_token_texts(lm.tokenizer)
+    specials = special_token_texts(tokenizer)
     per_prompt = settings.polyjuice.decoding.per_prompt
     score = lambda run: quality_figures(  # noqa: E731
         run,
@@ -429,8 +461,8 @@ def evaluate(
         classifier_sentence_accuracy=stand_in.sentence_accuracy,
         flip_human=stand_in.flip_human,
         pool=held.pool,
-        model=str(settings.model or DEFAULT_MODEL),
-        device=str(lm.device),
+        model=model,
+        device=device,
         codes=tuple(settings.polyjuice.codes),
         seconds=seconds,
         label_directed=settings.polyjuice.label_directed
@@ -452,6 +484,7 @@ _ROWS = (
     ("flip_selected", "predicted flip, selected (3 per x)"),
     ("self_bleu", "self-BLEU (lower: more diverse)"),
     ("self_bleu_5", f"self-BLEU of {SIZE_MATCHED} per x (size-matched)"),
+    ("self_bleu_selected", f"self-BLEU of the selected ({SELECTED_PER_ORIGINAL} per x)"),
     ("levenshtein", "Levenshtein to x (tokens)"),
     ("embedding_distance", "MiniLM distance to x"),
 )
@@ -537,6 +570,7 @@ def result_line(report: QualityReport) -> str:
             "code_success",
             "self_bleu",
             "self_bleu_5",
+            "self_bleu_selected",
             "levenshtein",
         )
     }

@@ -1,6 +1,7 @@
 """The quality report's figures on scripted results, the stand-in classifier, the
 `evaluate` command's usage errors and bench/generation_quality.py with tiny models."""
 
+import json
 import math
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from generation.cad_sentiment import (
     sentiment_pairs,
 )
 from generation.fluency import FluencyScore
+from generation.metrics import self_bleu
 from generation.pipeline import PipelineResult
 from generation.postprocess import AnnotatedCandidate, PostprocessStats
 from generation.quality_report import (
@@ -31,6 +33,7 @@ from generation.quality_report import (
 )
 from generation.records import CandidateRecord, OriginalRecord
 from generation.relationship import Relationship
+from tests.generation.server_fixtures import Reply, StubServer, completion, free_port
 from tests.generation.tiny_models import tiny_lm_directory
 
 REPO = Path(__file__).resolve().parents[2]
@@ -133,6 +136,10 @@ def test_figures_of_a_scripted_result():
     assert figures.levenshtein == pytest.approx(1.0)  # one word changed in each
     assert 0 <= figures.self_bleu <= 1  # only original a has two kept texts
     assert math.isnan(figures.self_bleu_5)  # no original has five kept texts
+    # What annotators see: a's two selected texts (b has one, which has no self-BLEU).
+    assert figures.self_bleu_selected == pytest.approx(
+        self_bleu(["The movie was not fun.", "The film was great fun."])
+    )
 
 
 def test_selection_keeps_three_per_original_and_leaves_global_rewrites_out():
@@ -171,8 +178,8 @@ def test_goals_and_the_result_line():
     figures = QualityFigures(
         originals=2, prompts=3, continuations=9, malformed=0, candidates=5, kept=4,
         selected=3, leaks=0, dropped={}, fluency=0.8, code_success=0.5, malformed_rate=0.05,
-        self_bleu=0.4, self_bleu_5=0.3, levenshtein=3.0, embedding_distance=None,
-        flip_kept=0.5, flip_selected=0.25,
+        self_bleu=0.4, self_bleu_5=0.3, self_bleu_selected=0.35, levenshtein=3.0,
+        embedding_distance=None, flip_kept=0.5, flip_selected=0.25,
     )  # fmt: skip
     report = QualityReport(
         ours=figures,
@@ -192,6 +199,7 @@ def test_goals_and_the_result_line():
     assert line.startswith("RESULT generation_quality leaks=0 malformed=0.050 flip_selected=0.250")
     assert "fluency=0.800" in line and "classifier_accuracy=0.860" in line
     assert "self_bleu_5=0.300" in line and "size-matched" in format_table(report)
+    assert "self_bleu_selected=0.350" in line and "of the selected" in format_table(report)
     assert "NO" in format_table(report)  # the flip goal is not met
 
 
@@ -259,6 +267,83 @@ def test_evaluate_with_bad_sampling_is_one_line_exit_2(tmp_path, capsys, option,
     assert capsys.readouterr().err.strip().splitlines() == [f"evaluate: {message}"]
 
 
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--server-url", "http://gpu:8000/v1"], "--server-url needs --engine server."),
+        (["--engine", "server"], "--engine server needs --server-url and --server-model."),
+        (
+            ["--engine", "server", "--server-url", "gpu:8000", "--server-model", "m"],
+            "server_url must start with http:// or https:// (got 'gpu:8000').",
+        ),
+    ],
+)
+def test_evaluate_with_bad_server_options_is_one_line_exit_2(tmp_path, capsys, options, message):
+    (tmp_path / "sentiment_combined_paired").mkdir()
+
+    status = cli.main(["evaluate", "--data", str(tmp_path), "--quiet", *options])
+
+    assert status == cli.EXIT_USAGE
+    assert capsys.readouterr().err.strip().splitlines() == [f"evaluate: {message}"]
+
+
+def _evaluate_through(url: str, tmp_path: Path, *extra: str) -> int:
+    return cli.main(
+        [
+            "evaluate",
+            "--data",
+            str(CAD),
+            "--originals",
+            "2",
+            "--code",
+            "negation",
+            "--engine",
+            "server",
+            "--server-url",
+            url,
+            "--server-model",
+            "lab-model",
+            "--server-api",
+            "completions",
+            "--json",
+            str(tmp_path / "figures.json"),
+            "--quiet",
+            *extra,
+        ]
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not CAD.exists(), reason="needs ../shared/data/cad beside the checkout")
+def test_evaluate_measures_a_generator_behind_an_inference_server(tmp_path, capsys):
+    replies = completion(" film was a total bore.", " film was not fun.", " plot was dull.")
+    with StubServer(lambda received: Reply(body=replies)) as stub:
+        status = _evaluate_through(stub.url, tmp_path)
+        posted = stub.posted()
+
+    assert status == 0, capsys.readouterr().err
+    # Every prompt went to the server, under the name it serves; nothing was decoded here.
+    assert posted and {body["model"] for body in posted} == {"lab-model"}
+    report = json.loads((tmp_path / "figures.json").read_text())
+    assert report["model"] == f"lab-model at {stub.url}" and report["device"] == "server"
+    ours = report["ours"]
+    assert ours["originals"] == 2 and ours["candidates"] > 0 and ours["malformed"] == 0
+    assert f"model lab-model at {stub.url}" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not CAD.exists(), reason="needs ../shared/data/cad beside the checkout")
+def test_evaluate_with_the_server_down_is_one_line_exit_1(tmp_path, capsys):
+    url = f"http://127.0.0.1:{free_port()}/v1"
+
+    status = _evaluate_through(url, tmp_path, "--server-retries", "0")
+
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == cli.EXIT_SERVER
+    assert len(err) == 1 and err[0].startswith("evaluate: ") and "127.0.0.1" in err[0]
+    assert not (tmp_path / "figures.json").exists()
+
+
 def test_evaluate_with_data_missing_its_files_is_one_line_exit_2(tmp_path, capsys):
     (tmp_path / "sentiment_combined_paired").mkdir()
 
@@ -307,3 +392,48 @@ def test_the_bench_runs_with_tiny_models_and_prints_its_result_line(tmp_path_fac
     assert 0.5 < float(figures["classifier_accuracy"]) <= 1
     assert 0 <= float(figures["malformed"]) <= 1
     assert (tmp_path / "figures.json").is_file()
+
+
+def _bench(*options: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(REPO / "bench" / "generation_quality.py"), *options],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+@pytest.mark.skipif(not CAD.exists(), reason="needs ../shared/data/cad beside the checkout")
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--backend", "server"], "bench: --backend server needs --base-url"),
+        (["--base-url", "http://gpu:8000/v1"], "bench: --base-url needs --backend server"),
+    ],
+)
+def test_the_bench_refuses_half_given_server_options_in_one_line(options, message):
+    finished = _bench(*options)
+
+    assert finished.returncode == 2
+    assert finished.stderr.strip().splitlines() == [message]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not CAD.exists(), reason="needs ../shared/data/cad beside the checkout")
+def test_the_bench_measures_a_generator_behind_an_inference_server(tmp_path_factory):
+    fluency = str(tiny_lm_directory(tmp_path_factory, "llama"))
+    replies = completion(" film was a total bore.", " film was not fun.", " plot was dull.")
+    with StubServer(lambda received: Reply(body=replies)) as stub:
+        finished = _bench(
+            *("--backend", "server", "--base-url", stub.url, "--server-model", "lab-model"),
+            *("--fluency-model", fluency, "--device", "cpu", "--originals", "2"),
+            *("--codes", "negation"),
+        )
+        posted = stub.posted()
+
+    assert finished.returncode == 0, finished.stdout[-3000:] + finished.stderr[-3000:]
+    assert posted and {body["model"] for body in posted} == {"lab-model"}
+    assert f"model lab-model at {stub.url}" in finished.stdout
+    assert finished.stdout.strip().splitlines()[-1].startswith("RESULT generation_quality leaks=0")

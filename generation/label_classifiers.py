@@ -1,7 +1,8 @@
 """The classifier in the loop: each candidate's predicted label and confidence (issue #21, 3).
 
 Three sources, one shape (`LabelPrediction`): the built-in scikit-learn baseline
-trained on a campaign's originals (`BaselineLabelClassifier`, over
+trained on a campaign's labeled texts, its originals and its counterfactuals whose label
+is known (`BaselineLabelClassifier`, over
 `generation.priority.BaselineClassifier`), a text-classification model directory the
 researcher names (`ModelDirectoryClassifier`, transformers, local files only), and
 the researcher's own predictions uploaded for the candidates (`uploaded_predictions`).
@@ -56,7 +57,8 @@ def _from_rows(probabilities: np.ndarray, classes: Sequence[str]) -> list[LabelP
 
 
 class BaselineLabelClassifier:
-    """TF-IDF + logistic regression fitted on labeled texts (a campaign's originals)."""
+    """TF-IDF + logistic regression fitted on labeled texts (a campaign's originals and its
+    labeled counterfactuals)."""
 
     source = BASELINE
 

@@ -346,7 +346,9 @@ def _filters_off(settings, result, held, *, parses, fluency_lm):
 
 def _flip_scorer(stand_in: _StandIn, *, flip_weight: float, seed: int):
     """`run -> {candidate index: flip score}` from the classifier a campaign would have in
-    the loop (the baseline fitted on originals only), or None without a flip term."""
+    the loop before any of its counterfactuals is labeled (the baseline fitted on
+    originals only: fitting it on the train revisions too would make it the stand-in that
+    judges), or None without a flip term."""
     from generation.label_classifiers import BaselineLabelClassifier, flip_scores
 
     if flip_weight <= 0:

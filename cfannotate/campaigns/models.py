@@ -28,7 +28,7 @@ class FlipClassifier(models.TextChoices):
     """Where a candidate's predicted label comes from (`generation.label_classifiers`)."""
 
     NONE = "none", "None"
-    BASELINE = "baseline", "Built-in baseline (trained on the originals)"
+    BASELINE = "baseline", "Built-in baseline (trained on the originals and labeled pairs)"
     MODEL = "model", "A text-classification model directory"
     UPLOADED = "uploaded", "Predictions uploaded for the candidates"
 
@@ -87,7 +87,9 @@ class Campaign(models.Model):
         choices=FlipClassifier.choices,
         default=FlipClassifier.BASELINE,
         help_text="What predicts each candidate's label: the built-in baseline trained on "
-        "the originals, a text-classification model directory, or predictions you upload.",
+        "the originals and every counterfactual whose label is known (gold answers, the "
+        "crowd's kept labels, your own pairs), a text-classification model directory, or "
+        "predictions you upload.",
     )
     flip_model = models.CharField(
         max_length=500,

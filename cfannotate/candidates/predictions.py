@@ -1,9 +1,10 @@
 """Writes of candidates' predicted labels: the classifier in the loop (issue #21, item 3).
 
 A campaign's `flip_classifier` says where a candidate's predicted label and confidence
-come from: the built-in baseline trained on the campaign's originals, a
-text-classification model directory, or a file the researcher uploads. Selection
-(`cfannotate.labeling.units`) weighs the predicted flips against diversity.
+come from: the built-in baseline trained on the campaign's originals and its labeled
+counterfactuals (`baseline_training_rows`), a text-classification model directory, or a
+file the researcher uploads. Selection (`cfannotate.labeling.units`) weighs the
+predicted flips against diversity.
 """
 
 import functools
@@ -13,7 +14,7 @@ from collections.abc import Sequence
 from django.db import transaction
 
 from cfannotate.campaigns.models import Campaign, FlipClassifier
-from cfannotate.candidates.models import Candidate
+from cfannotate.candidates.models import Candidate, CandidateSource
 from cfannotate.core import tabular
 from cfannotate.core.exceptions import InvalidInput
 from cfannotate.core.row_report import rows_invalid
@@ -60,6 +61,59 @@ def _model_labels_check(classifier, labels: tuple[str, ...]) -> None:
     )
 
 
+def baseline_training_rows(campaign: Campaign) -> list[tuple[str, str, str]]:
+    """What the built-in baseline learns from, as (text, label, context): every original,
+    then every counterfactual whose label is known. A counterfactual counts once, with the
+    most trusted label it has: the researcher's gold answer (a valid gold item), else the
+    crowd's kept label, else the label the researcher wrote it for (an imported or
+    authored candidate that no vote has judged yet; one the vote did not keep is left out).
+
+    The pairs are what teach it which words carry the label. Fitted on originals alone, it
+    labels a counterfactual mostly by the words it shares with its original: on the CAD
+    sentiment dev reviews it gave the human revisions their new label 0.49 of the time
+    after 40 originals (chance), and 0.76 with the revisions of 36 of them added
+    (`bench/flip_classifier.py`; docs/benchmarks.md).
+    """
+    from cfannotate.labeling.models import GoldItem
+    from cfannotate.quality.models import AggregatedLabel
+
+    rows = list(campaign.originals.values_list("text", "label__value", "context"))
+    seen: set[int] = set()
+
+    def add(candidates) -> None:
+        for candidate_id, text, label, context in candidates:
+            if candidate_id not in seen:
+                seen.add(candidate_id)
+                rows.append((text, label, context))
+
+    add(
+        GoldItem.objects.filter(gold_round__campaign=campaign, expected_valid=True)
+        .order_by("candidate_id")
+        .values_list(
+            "candidate_id",
+            "candidate__text",
+            "expected_label__value",
+            "candidate__original__context",
+        )
+    )
+    voted = AggregatedLabel.objects.filter(candidate__campaign=campaign)
+    add(
+        voted.filter(kept=True, label__isnull=False)
+        .order_by("candidate_id")
+        .values_list(
+            "candidate_id", "candidate__text", "label__value", "candidate__original__context"
+        )
+    )
+    add(
+        Candidate.objects.filter(campaign=campaign, intended_label__isnull=False)
+        .exclude(source=CandidateSource.GENERATED)
+        .exclude(id__in=voted.values("candidate_id"))
+        .order_by("id")
+        .values_list("id", "text", "intended_label__value", "original__context")
+    )
+    return rows
+
+
 def label_classifier(campaign: Campaign):
     """The campaign's classifier, ready to predict; None where it computes nothing (none,
     uploaded) or the baseline has fewer than two labels among the originals to learn from.
@@ -69,9 +123,9 @@ def label_classifier(campaign: Campaign):
 
     labels = tuple(campaign.labels.values_list("value", flat=True))
     if campaign.flip_classifier == FlipClassifier.BASELINE:
-        rows = list(campaign.originals.values_list("text", "label__value", "context"))
+        rows = baseline_training_rows(campaign)
         if len({label for _, label, _ in rows}) < 2:
-            logger.info("campaign %s: the baseline needs originals of two labels", campaign.pk)
+            logger.info("campaign %s: the baseline needs texts of two labels", campaign.pk)
             return None
         texts, values, contexts = zip(*rows, strict=True)
         return BaselineLabelClassifier().fit(

@@ -11,9 +11,10 @@ from django.urls import reverse
 
 from cfannotate.campaigns.models import Campaign, FlipClassifier
 from cfannotate.campaigns.services import campaign_update
-from cfannotate.candidates.models import Candidate
+from cfannotate.candidates.models import Candidate, CandidateSource
 from cfannotate.candidates.predictions import (
     _model_classifier,
+    baseline_training_rows,
     candidate_predictions_upload,
     candidates_predict,
     label_classifier,
@@ -21,8 +22,9 @@ from cfannotate.candidates.predictions import (
 from cfannotate.core.exceptions import InvalidInput
 from cfannotate.labeling.models import LabelingUnit
 from cfannotate.labeling.units import units_create_from_selection
+from cfannotate.quality.models import AggregatedLabel
 from generation.relationship import Relationship
-from tests.factories import make_campaign, make_candidate, make_original
+from tests.factories import make_campaign, make_candidate, make_gold_round, make_original
 
 pytestmark = pytest.mark.django_db
 
@@ -76,6 +78,67 @@ def test_the_baseline_predicts_each_new_candidate_and_never_overwrites_an_upload
     assert 0.5 < flipped.predicted_confidence <= 1.0
     assert (uploaded.prediction_source, uploaded.predicted_confidence) == ("uploaded", 0.6)
     assert candidates_predict(campaign=campaign) == 0  # nothing left without a prediction
+
+
+def _voted(candidate, label, *, kept=True):
+    return AggregatedLabel.objects.create(
+        candidate=candidate,
+        label=candidate.campaign.labels.get(value=label) if label else None,
+        is_valid=kept,
+        kept=kept,
+        votes=3,
+        qualified_votes=3,
+        agreement=1.0 if kept else 0.34,
+    )
+
+
+def _label(campaign, value):
+    return campaign.labels.get(value=value)
+
+
+def test_the_baseline_learns_from_every_labeled_counterfactual_once(campaign):
+    great = campaign.originals.get(text="A great film.")
+    own = dict(source=CandidateSource.IMPORTED, intended_label=_label(campaign, "negative"))
+    written = make_candidate(great, text="A great bore of a film.", **own)
+    crowd = make_candidate(great, text="A great film, if you like naps.")
+    _voted(crowd, "negative")
+    rejected = make_candidate(great, text="A great great.", **own)
+    _voted(rejected, None, kept=False)  # the crowd found it invalid: not learned from
+    relabeled = make_candidate(great, text="A great film? Hardly.", **own)
+    _voted(relabeled, "positive")  # the crowd's label beats the one it was written for
+    make_candidate(  # generated: its intended label is only what the prompt asked for
+        great, text="A grating film.", intended_label=_label(campaign, "negative")
+    )
+    gold = make_gold_round(campaign, items=2, label="negative")
+
+    rows = baseline_training_rows(campaign)
+
+    texts = [text for text, _, _ in rows]
+    originals = list(campaign.originals.values_list("text", flat=True))
+    assert texts[: len(originals)] == originals
+    labeled = {text: label for text, label, _ in rows[len(originals) :]}
+    gold_texts = [item.candidate.text for item in gold.items.all()]
+    assert labeled == {
+        **dict.fromkeys(gold_texts, "negative"),
+        crowd.text: "negative",
+        relabeled.text: "positive",
+        written.text: "negative",
+    }
+    assert len(texts) == len(set(texts))
+
+
+def test_counterfactual_pairs_teach_the_baseline_what_flips_a_label(campaign):
+    great = campaign.originals.get(text="A great film.")
+    probe = "A great film, what a bore."
+
+    def p_negative() -> float:
+        return label_classifier(campaign).predict([probe])[0].probability("negative")
+
+    alone = p_negative()  # "bore" is unknown; "great" says positive
+    for text in ("What a bore.", "Such a bore of a film.", "A bore, really."):
+        _voted(make_candidate(great, text=text), "negative")
+
+    assert alone < 0.5 < p_negative()
 
 
 def test_no_classifier_or_originals_of_one_label_predict_nothing(researcher, campaign):
@@ -385,7 +448,7 @@ def test_the_block_says_when_uploads_count_and_where_the_ids_come_from(
     page = _text(client.get(reverse("candidate-review", args=[campaign.id])))
     # The baseline is the default: the block is a click away, and says what an upload does.
     assert "<details open>" not in page
-    assert "it is now “Built-in baseline (trained on the originals)”" in page
+    assert "it is now “Built-in baseline (trained on the originals and labeled pairs)”" in page
     assert "an uploaded prediction replaces the computed one of its candidate" in page
     download = reverse("export-download", args=[campaign.id, "candidates"])
     assert f'href="{download}?format=csv"' in page

@@ -298,13 +298,12 @@ def test_generation_asks_for_the_other_label_with_the_campaigns_own_pairs(
         },
     )
     great = make_original(campaign, text="The film is great.", label="positive")
+    fine = make_original(campaign, text="The play is fine.", label="positive")
     make_original(campaign, text="The film is terrible.", label="negative")
-    make_candidate(
-        great,
-        text="The film is dreadful.",
-        source="imported",
-        intended_label=campaign.labels.get(value="negative"),
-    )
+    negative = campaign.labels.get(value="negative")
+    make_candidate(fine, text="The play is dreadful.", source="imported", intended_label=negative)
+    # A pair of x itself is never shown with x: the model would hand it back.
+    make_candidate(great, text="The film is awful.", source="imported", intended_label=negative)
     prompts = []
 
     def fake(lm, parts, budgets, config, **kwargs):
@@ -316,8 +315,9 @@ def test_generation_asks_for_the_other_label_with_the_campaigns_own_pairs(
 
     # The researcher's own pair is the first worked example (its code detected); x is asked
     # for the other label.
-    first = "positive: The film is great.\nnegative [lexical]: The film is dreadful.\n"
+    first = "positive: The play is fine.\nnegative [lexical]: The play is dreadful.\n"
     assert prompts and all(p.shared.startswith(first) for p in prompts)
+    assert not any("The film is awful." in p.text for p in prompts)
     assert {p.own for p in prompts} == {"negative [lexical]: The"}
     (made,) = Candidate.objects.filter(original=great, source="generated")
     assert (made.text, made.intended_label.value) == ("The film is terrible.", "negative")

@@ -116,7 +116,7 @@ def baseline_training_rows(campaign: Campaign) -> list[tuple[str, str, str]]:
 
 def label_classifier(campaign: Campaign):
     """The campaign's classifier, ready to predict; None where it computes nothing (none,
-    uploaded) or the baseline has fewer than two labels among the originals to learn from.
+    uploaded) or the baseline has fewer than two labels among the texts it learns from.
     A model directory that cannot be loaded is InvalidInput naming `flip_model`; one whose
     labels are not the campaign's (after `flip_label_map`), naming `flip_label_map`."""
     from generation.label_classifiers import BaselineLabelClassifier

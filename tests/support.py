@@ -26,3 +26,15 @@ def run_manage(*args: str, env: dict[str, str] | None = None, timeout: int = 120
         timeout=timeout,
         check=False,
     )
+
+
+def run_bench(script: str, *options: str, timeout: int = 300):
+    """Run `bench/<script>` with `options` from the repository root."""
+    return subprocess.run(
+        [sys.executable, str(REPO_ROOT / "bench" / script), *options],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )

@@ -2,13 +2,13 @@
 pairs; its fit uses the pairs, and the script prints its RESULT line or one-line errors."""
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from bench.flip_classifier import fitted, measure
 from generation.cad_sentiment import SentimentPair
+from tests.support import run_bench
 
 REPO = Path(__file__).resolve().parents[2]
 CAD = REPO.parent / "shared" / "data" / "cad"
@@ -42,14 +42,7 @@ def test_measure_reports_the_baseline_only_where_it_has_originals():
 
 
 def _run(*options: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, str(REPO / "bench" / "flip_classifier.py"), *options],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    return run_bench("flip_classifier.py", *options)
 
 
 @pytest.mark.skipif(not CAD.exists(), reason="needs ../shared/data/cad beside the checkout")

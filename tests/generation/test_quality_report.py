@@ -35,6 +35,7 @@ from generation.records import CandidateRecord, OriginalRecord
 from generation.relationship import Relationship
 from tests.generation.server_fixtures import Reply, StubServer, completion, free_port
 from tests.generation.tiny_models import tiny_lm_directory
+from tests.support import run_bench
 
 REPO = Path(__file__).resolve().parents[2]
 CAD = REPO.parent / "shared" / "data" / "cad"
@@ -395,14 +396,7 @@ def test_the_bench_runs_with_tiny_models_and_prints_its_result_line(tmp_path_fac
 
 
 def _bench(*options: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, str(REPO / "bench" / "generation_quality.py"), *options],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    return run_bench("generation_quality.py", *options)
 
 
 @pytest.mark.skipif(not CAD.exists(), reason="needs ../shared/data/cad beside the checkout")

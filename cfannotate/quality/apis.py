@@ -118,6 +118,22 @@ class FilterEffectsSerializer(serializers.Serializer):
     hints = serializers.ListField(child=serializers.CharField())
 
 
+@extend_schema_serializer(component_name="ClassifierCheck")
+class ClassifierCheckSerializer(serializers.Serializer):
+    source = serializers.CharField(help_text="Where the predictions came from.")
+    judged = serializers.IntegerField(help_text="Kept counterfactuals with a predicted label.")
+    agrees = serializers.IntegerField(help_text="Of those, predicted the crowd's kept label.")
+    predicted_flips = serializers.IntegerField(help_text="Predicted another label than x's.")
+    confirmed_flips = serializers.IntegerField(
+        help_text="Of those, the crowd kept that very label."
+    )
+    crowd_flips = serializers.IntegerField(help_text="The crowd kept another label than x's.")
+    found_flips = serializers.IntegerField(help_text="Of those, predicted the crowd's label.")
+    agreement = serializers.FloatField(allow_null=True)
+    flip_precision = serializers.FloatField(allow_null=True)
+    flip_recall = serializers.FloatField(allow_null=True)
+
+
 @extend_schema_serializer(component_name="QualityReport")
 class ReportSerializer(serializers.Serializer):
     summary = SummarySerializer()
@@ -128,6 +144,10 @@ class ReportSerializer(serializers.Serializer):
     round_seconds = serializers.ListField(child=serializers.FloatField())
     gold_coverage = GoldCoverageSerializer()
     effects = FilterEffectsSerializer()
+    classifier = ClassifierCheckSerializer(
+        many=True,
+        help_text="The classifier in the loop against the crowd's kept labels, per source.",
+    )
 
 
 class QualityReportApi(APIView):

@@ -5,7 +5,8 @@ from dataclasses import dataclass, field
 
 from django.db.models import Count, F, Q, Sum
 
-from cfannotate.campaigns.models import Campaign
+from cfannotate.campaigns.models import Campaign, FlipClassifier
+from cfannotate.candidates.models import CandidateSource
 from cfannotate.labeling.models import GoldRound, Judgment, LabelingUnit, Round, RoundKind
 from cfannotate.labeling.selectors import GoldCoverage, gold_coverage
 from cfannotate.quality.agreement import Agreement, agreement
@@ -48,6 +49,8 @@ class QualityReport:
     effects: "FilterEffects"
     # Real-round labels by round position (1..N): does a crowd drift as an assignment goes on?
     position_label_counts: list[tuple[int, dict[str, int]]] = field(default_factory=list)
+    # The classifier in the loop against the crowd's kept labels, per prediction source.
+    classifier: list["ClassifierCheck"] = field(default_factory=list)
 
     @property
     def agreements(self) -> list[tuple[str, Agreement]]:
@@ -179,6 +182,7 @@ def quality_report(campaign: Campaign) -> QualityReport:
         gold_coverage=gold_coverage(campaign),
         effects=filter_effects(campaign),
         position_label_counts=position_label_counts(campaign),
+        classifier=classifier_checks(campaign),
     )
 
 
@@ -287,3 +291,71 @@ def filter_effects(campaign: Campaign) -> FilterEffects:
         capped=capped.count(),
         hints=hints,
     )
+
+
+@dataclass(frozen=True)
+class ClassifierCheck:
+    """The classifier in the loop against the crowd, on kept generated counterfactuals."""
+
+    source: str  # Candidate.prediction_source: baseline, model or uploaded
+    judged: int  # kept by the vote, with a predicted label
+    agrees: int  # predicted label == the crowd's kept label
+    predicted_flips: int  # predicted a label other than the original's
+    confirmed_flips: int  # of those, the crowd kept that very label
+    crowd_flips: int  # the crowd kept a label other than the original's
+    found_flips: int  # of those, the prediction was the crowd's label
+
+    @property
+    def source_label(self) -> str:
+        known = self.source in FlipClassifier.values
+        return FlipClassifier(self.source).label if known else self.source
+
+    @staticmethod
+    def _share(part: int, whole: int) -> float | None:
+        return part / whole if whole else None
+
+    @property
+    def agreement(self) -> float | None:
+        return self._share(self.agrees, self.judged)
+
+    @property
+    def flip_precision(self) -> float | None:
+        """How often a predicted flip was one: what the selection's flip term relies on."""
+        return self._share(self.confirmed_flips, self.predicted_flips)
+
+    @property
+    def flip_recall(self) -> float | None:
+        return self._share(self.found_flips, self.crowd_flips)
+
+
+def classifier_checks(campaign: Campaign) -> list[ClassifierCheck]:
+    """Per prediction source, how the classifier in the loop's labels of generated
+    counterfactuals compare with the labels the crowd kept: what a researcher weighs
+    `flip_weight` and `flip_classifier` by. The researcher's own candidates are left out:
+    the built-in baseline learns from their labels, so it would be checked on its own
+    training texts."""
+    rows = (
+        AggregatedLabel.objects.filter(
+            candidate__campaign=campaign,
+            candidate__source=CandidateSource.GENERATED,
+            kept=True,
+            label__isnull=False,
+        )
+        .exclude(candidate__predicted_label__isnull=True)
+        .values_list(
+            "candidate__prediction_source",
+            "label_id",
+            "candidate__predicted_label_id",
+            "candidate__original__label_id",
+        )
+    )
+    counts: dict[str, list[int]] = defaultdict(lambda: [0] * 6)
+    for source, crowd, predicted, original in rows.iterator(chunk_size=2000):
+        tally = counts[source]
+        tally[0] += 1
+        tally[1] += predicted == crowd
+        tally[2] += predicted != original
+        tally[3] += predicted != original and predicted == crowd
+        tally[4] += crowd != original
+        tally[5] += crowd != original and predicted == crowd
+    return [ClassifierCheck(source, *tally) for source, tally in sorted(counts.items())]

@@ -271,3 +271,78 @@ def test_the_page_and_the_api_say_what_agreement_is_computed_on(
     )
     assert note in html and "undefined, as all" in html
     assert "NaN" not in html and "nan" not in report.__repr__()
+
+
+@pytest.fixture
+def flipped(researcher):
+    """Two careful workers agree on every candidate: each keeps the label x does not have."""
+    campaign = make_labeling_campaign(
+        units=4, gold=2, rounds_per_assignment=2, gold_rounds_per_assignment=2
+    )
+    campaign.owner = researcher
+    campaign.save(update_fields=["owner"])
+    x_label = campaign.labels.first()  # every original's (tests.factories.make_original)
+    other = campaign.labels.exclude(pk=x_label.pk).first()
+    work(campaign, real=lambda _: (True, other.value))
+    work(campaign, real=lambda _: (True, other.value))
+    quality_refresh(campaign=campaign)
+    return campaign
+
+
+def test_the_page_and_the_api_check_the_classifier_in_the_loop_against_the_crowd(
+    api_client, browser_client, flipped
+):
+    from cfannotate.candidates.models import Candidate
+    from cfannotate.quality.models import AggregatedLabel
+
+    labeled = flipped
+    x_label = labeled.labels.first()
+    other = labeled.labels.exclude(pk=x_label.pk).first()
+    kept = list(
+        AggregatedLabel.objects.filter(candidate__campaign=labeled, kept=True)
+        .select_related("label", "candidate__original__label")
+        .order_by("id")
+    )
+    assert len(kept) >= 4
+    # The crowd kept the other label everywhere: every kept counterfactual flips.
+    assert {aggregate.label for aggregate in kept} == {other}
+    assert {aggregate.candidate.original.label for aggregate in kept} == {x_label}
+    said = [other if index % 2 == 0 else x_label for index in range(len(kept))]
+    for aggregate, label in zip(kept, said, strict=True):
+        Candidate.objects.filter(pk=aggregate.candidate_id).update(
+            predicted_label=label, predicted_confidence=0.8, prediction_source="baseline"
+        )
+    right = sum(label == other for label in said)
+
+    (check,) = api_client.get(f"/api/campaigns/{labeled.id}/quality/").json()["classifier"]
+
+    assert check["source"] == "baseline" and check["judged"] == len(kept)
+    assert check["agrees"] == check["found_flips"] == check["confirmed_flips"] == right
+    assert check["crowd_flips"] == len(kept)
+    # Every other prediction kept the original's label: no predicted flip.
+    assert check["predicted_flips"] == right and check["flip_precision"] == 1.0
+    assert check["flip_recall"] == pytest.approx(right / len(kept))
+    page = browser_client.get(reverse("quality-page", args=[labeled.id])).content.decode()
+    assert 'id="classifier-check"' in page
+    assert f"{right} / {len(kept)}" in page and "Built-in baseline" in page
+
+
+def test_no_prediction_no_classifier_check(api_client, browser_client, labeled):
+    assert api_client.get(f"/api/campaigns/{labeled.id}/quality/").json()["classifier"] == []
+    page = browser_client.get(reverse("quality-page", args=[labeled.id])).content.decode()
+    assert 'id="classifier-check"' not in page
+
+
+def test_the_classifier_check_leaves_the_researchers_own_candidates_out(api_client, flipped):
+    from cfannotate.candidates.models import Candidate, CandidateSource
+    from cfannotate.quality.models import AggregatedLabel
+
+    kept = AggregatedLabel.objects.filter(candidate__campaign=flipped, kept=True)
+    voted = Candidate.objects.filter(pk__in=kept.values("candidate_id"))
+    voted.update(predicted_label=flipped.labels.first(), prediction_source="baseline")
+    url = f"/api/campaigns/{flipped.id}/quality/"
+    assert api_client.get(url).json()["classifier"][0]["judged"] == kept.count() > 0
+
+    voted.update(source=CandidateSource.IMPORTED)
+
+    assert api_client.get(url).json()["classifier"] == []

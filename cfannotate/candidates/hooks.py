@@ -8,8 +8,14 @@ candidates never imports labeling. labeling connects here in `LabelingConfig.rea
   how many units were made.
 - `review`: the `LabelingSide` the researcher's review asks before and after changing a
   candidate, so that nothing a worker was given changes (`candidates/review.py`).
+- `label_sources`: where candidates' known labels come from, most trusted first (labeling:
+  gold answers; quality: the crowd's kept labels), for the classifier in the loop
+  (`candidates/predictions.py`). Each source gives, per candidate it judged,
+  `(candidate id, text, label, context)`, the label None where it judged the candidate not
+  a valid counterfactual.
 """
 
+from collections.abc import Callable, Iterable
 from typing import Protocol
 
 from django.dispatch import Signal
@@ -56,3 +62,15 @@ review: LabelingSide = _Unwired()
 def wire_review(side: LabelingSide) -> None:
     global review
     review = side
+
+
+# (candidate id, text, label value or None when judged invalid, the original's context)
+LabeledCandidate = tuple[int, str, str | None, str]
+label_sources: list[tuple[int, Callable[..., Iterable[LabeledCandidate]]]] = []
+
+
+def label_source_add(rank: int, source: Callable[..., Iterable[LabeledCandidate]]) -> None:
+    """Add `source(campaign)`; a lower rank is more trusted. Adding it again changes nothing."""
+    if (rank, source) not in label_sources:
+        label_sources.append((rank, source))
+        label_sources.sort(key=lambda entry: entry[0])

@@ -64,9 +64,10 @@ def _model_labels_check(classifier, labels: tuple[str, ...]) -> None:
 def baseline_training_rows(campaign: Campaign) -> list[tuple[str, str, str]]:
     """What the built-in baseline learns from, as (text, label, context): every original,
     then every counterfactual whose label is known. A counterfactual counts once, with the
-    most trusted label it has: the researcher's gold answer (a valid gold item), else the
-    crowd's kept label, else the label the researcher wrote it for (an imported or
-    authored candidate that no vote has judged yet; one the vote did not keep is left out).
+    most trusted label it has (`hooks.label_sources`: the researcher's gold answer, else
+    the crowd's kept label), else the label the researcher wrote it for (an imported or
+    authored candidate nothing has judged yet). One judged not a valid counterfactual is
+    left out.
 
     The pairs are what teach it which words carry the label. Fitted on originals alone, it
     labels a counterfactual mostly by the words it shares with its original: on the CAD
@@ -74,43 +75,24 @@ def baseline_training_rows(campaign: Campaign) -> list[tuple[str, str, str]]:
     after 40 originals (chance), and 0.76 with the revisions of 36 of them added
     (`bench/flip_classifier.py`; docs/benchmarks.md).
     """
-    from cfannotate.labeling.models import GoldItem
-    from cfannotate.quality.models import AggregatedLabel
+    from cfannotate.candidates import hooks
 
     rows = list(campaign.originals.values_list("text", "label__value", "context"))
-    seen: set[int] = set()
-
-    def add(candidates) -> None:
-        for candidate_id, text, label, context in candidates:
-            if candidate_id not in seen:
-                seen.add(candidate_id)
+    judged: set[int] = set()
+    for _, source in hooks.label_sources:
+        for candidate_id, text, label, context in source(campaign):
+            if candidate_id in judged:
+                continue
+            judged.add(candidate_id)
+            if label is not None:
                 rows.append((text, label, context))
-
-    add(
-        GoldItem.objects.filter(gold_round__campaign=campaign, expected_valid=True)
-        .order_by("candidate_id")
-        .values_list(
-            "candidate_id",
-            "candidate__text",
-            "expected_label__value",
-            "candidate__original__context",
-        )
-    )
-    voted = AggregatedLabel.objects.filter(candidate__campaign=campaign)
-    add(
-        voted.filter(kept=True, label__isnull=False)
-        .order_by("candidate_id")
-        .values_list(
-            "candidate_id", "candidate__text", "label__value", "candidate__original__context"
-        )
-    )
-    add(
+    own = (
         Candidate.objects.filter(campaign=campaign, intended_label__isnull=False)
         .exclude(source=CandidateSource.GENERATED)
-        .exclude(id__in=voted.values("candidate_id"))
         .order_by("id")
         .values_list("id", "text", "intended_label__value", "original__context")
     )
+    rows += [(text, label, context) for pk, text, label, context in own if pk not in judged]
     return rows
 
 

@@ -1,7 +1,8 @@
 """labeling's side of the researcher's review of candidates (`candidates.hooks`).
 
 Wired in `LabelingConfig.ready()`: when candidates are in, select them into units; when
-the researcher accepts, rejects or edits one, keep what a worker was given unchanged.
+the researcher accepts, rejects or edits one, keep what a worker was given unchanged; and
+give the classifier in the loop the gold answers as the most trusted known labels.
 """
 
 from django.db import transaction
@@ -11,7 +12,7 @@ from cfannotate.candidates import hooks
 from cfannotate.candidates.models import Candidate, CandidateStatus
 from cfannotate.core.exceptions import Conflict
 from cfannotate.labeling import gold, units
-from cfannotate.labeling.models import GoldRound, LabelingUnit
+from cfannotate.labeling.models import GoldItem, GoldRound, LabelingUnit
 from cfannotate.labeling.tasks import select_units
 
 
@@ -56,6 +57,29 @@ class LabelingSide:
         units.units_remove_candidates(candidates=[candidate])
 
 
+def gold_answers(campaign: Campaign) -> list[hooks.LabeledCandidate]:
+    """The researcher's answers in gold and training rounds: each item's expected label,
+    None for an item written as not a valid counterfactual."""
+    items = (
+        GoldItem.objects.filter(gold_round__campaign=campaign)
+        .order_by("candidate_id")
+        .values_list(
+            "candidate_id",
+            "candidate__text",
+            "expected_valid",
+            "expected_label__value",
+            "candidate__original__context",
+        )
+    )
+    return [
+        (pk, text, label if valid else None, context) for pk, text, valid, label, context in items
+    ]
+
+
+GOLD_RANK = 0  # the most trusted known labels: the researcher's own answers
+
+
 def connect() -> None:
     hooks.candidates_ready.connect(select_when_ready, dispatch_uid="labeling.select")
     hooks.wire_review(LabelingSide())
+    hooks.label_source_add(GOLD_RANK, gold_answers)

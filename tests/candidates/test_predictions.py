@@ -106,6 +106,10 @@ def test_the_baseline_learns_from_every_labeled_counterfactual_once(campaign):
     _voted(rejected, None, kept=False)  # the crowd found it invalid: not learned from
     relabeled = make_candidate(great, text="A great film? Hardly.", **own)
     _voted(relabeled, "positive")  # the crowd's label beats the one it was written for
+    waiting = make_candidate(great, text="A great film, for a nap.", **own)
+    AggregatedLabel.objects.create(  # one qualified vote so far: no verdict yet
+        candidate=waiting, is_valid=True, kept=False, votes=1, qualified_votes=1, agreement=1.0
+    )
     make_candidate(  # generated: its intended label is only what the prompt asked for
         great, text="A grating film.", intended_label=_label(campaign, "negative")
     )
@@ -123,6 +127,7 @@ def test_the_baseline_learns_from_every_labeled_counterfactual_once(campaign):
         crowd.text: "negative",
         relabeled.text: "positive",
         written.text: "negative",
+        waiting.text: "negative",
     }
     assert len(texts) == len(set(texts))
 

@@ -65,6 +65,12 @@ def main() -> int:
         help=f"λ of selection's flip term (default {DEFAULT_FLIP_WEIGHT}); 0: diversity alone.",
     )
     parser.add_argument(
+        "--in-loop-pairs",
+        type=int,
+        default=0,
+        help="Labeled counterfactuals the classifier in the loop learns from (0).",
+    )
+    parser.add_argument(
         "--backend",
         default="inprocess",
         choices=["inprocess", "server"],
@@ -78,6 +84,9 @@ def main() -> int:
     args = parser.parse_args()
     if not (args.data / SENTIMENT_FOLDER).is_dir():
         print(f"bench: the CAD sentiment data is missing at {args.data}", file=sys.stderr)
+        return 2
+    if args.in_loop_pairs < 0:
+        print("bench: --in-loop-pairs must be 0 or more", file=sys.stderr)
         return 2
     try:
         server = _server(args)
@@ -122,6 +131,7 @@ def main() -> int:
             lm=lm,
             fluency_lm=fluency_lm,
             flip_weight=args.flip_weight,
+            in_loop_pairs=args.in_loop_pairs,
         )
     except InferenceServerError as error:
         print(f"bench: {error}", file=sys.stderr)

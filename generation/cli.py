@@ -300,6 +300,9 @@ def evaluate_command(args: argparse.Namespace) -> int:
     if args.originals < 1:
         print("evaluate: --originals must be at least 1", file=sys.stderr)
         return EXIT_USAGE
+    if args.in_loop_pairs < 0:
+        print("evaluate: --in-loop-pairs must be 0 or more", file=sys.stderr)
+        return EXIT_USAGE
     server = _server_config(args)  # a ValueError is one line from main()
     if args.quiet:
         from transformers.utils import logging as transformers_logging
@@ -325,6 +328,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
         seed=args.seed,
         show_progress=not args.quiet,
         flip_weight=args.flip_weight,
+        in_loop_pairs=args.in_loop_pairs,
     )
     print(format_table(report))
     if args.json:
@@ -353,6 +357,13 @@ def _add_evaluate_parser(commands) -> None:
         type=float,
         default=0.5,
         help="λ of selection's flip term (selection.md §2; default 0.5); 0: diversity alone.",
+    )
+    parser.add_argument(
+        "--in-loop-pairs",
+        type=int,
+        default=0,
+        help="Labeled counterfactuals (human revisions of other dev reviews) the classifier "
+        "in the loop learns from, as a campaign's does from its gold and crowd labels (0).",
     )
     parser.add_argument(
         "--data", default=str(DEFAULT_CAD), help="The CAD folder (default ../shared/data/cad)."

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import random
 import re
 import statistics
 from collections.abc import Callable, Mapping
@@ -275,6 +276,7 @@ class QualityReport:
     flip_weight: float = 0.0  # λ of selection's flip term; 0: diversity alone
     temperature: float = 1.0  # sampling, as the generator settings give it
     top_p: float = 0.9
+    in_loop_pairs: int = 0  # labeled counterfactuals the classifier in the loop learned from
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -290,6 +292,7 @@ class _StandIn:
     accuracy: float  # on CAD dev reviews, both sides
     sentence_accuracy: float  # on the held-out first sentences and their revisions
     flip_human: float  # share of the human revisions it labels as flipped
+    dev: list = field(default_factory=list)  # every CAD dev pair, the held-out ones included
 
 
 def _stand_in(data: Path, originals: int, seed: int) -> _StandIn:
@@ -318,7 +321,7 @@ def _stand_in(data: Path, originals: int, seed: int) -> _StandIn:
     flip_human = _mean(
         float(label != o.label) for o, label in zip(held.originals, human_labels, strict=True)
     )
-    return _StandIn(classifier, train, held, accuracy, sentence_accuracy, flip_human)
+    return _StandIn(classifier, train, held, accuracy, sentence_accuracy, flip_human, dev)
 
 
 def _filters_off(settings, result, held, *, parses, fluency_lm):
@@ -344,18 +347,32 @@ def _filters_off(settings, result, held, *, parses, fluency_lm):
     )
 
 
-def _flip_scorer(stand_in: _StandIn, *, flip_weight: float, seed: int):
+def in_loop_training(stand_in: _StandIn, pairs: int, seed: int) -> tuple[list[str], list[str]]:
+    """(texts, labels) the classifier in the loop is fitted on: the CAD train originals, as
+    a campaign has its originals, plus the human revisions of `pairs` dev reviews, as a
+    campaign has labeled counterfactuals (`baseline_training_rows` in the app). Those come
+    from dev reviews other than the held-out originals' and were never shown to the
+    stand-in that judges, which is fitted on both sides of the *train* pairs."""
+    texts = [pair.original for pair in stand_in.train]
+    labels = [pair.original_label for pair in stand_in.train]
+    held = {original.key for original in stand_in.held.originals}
+    others = [pair for pair in stand_in.dev if pair.key not in held]
+    random.Random(seed).shuffle(others)
+    for pair in others[:pairs]:
+        texts.append(pair.revised)
+        labels.append(pair.revised_label)
+    return texts, labels
+
+
+def _flip_scorer(stand_in: _StandIn, *, flip_weight: float, seed: int, pairs: int = 0):
     """`run -> {candidate index: flip score}` from the classifier a campaign would have in
-    the loop before any of its counterfactuals is labeled (the baseline fitted on
-    originals only: fitting it on the train revisions too would make it the stand-in that
-    judges), or None without a flip term."""
+    the loop (`in_loop_training`: with `pairs` labeled counterfactuals; 0: none labeled
+    yet), or None without a flip term."""
     from generation.label_classifiers import BaselineLabelClassifier, flip_scores
 
     if flip_weight <= 0:
         return lambda run: None
-    in_loop = BaselineLabelClassifier(seed=seed).fit(
-        [pair.original for pair in stand_in.train], [pair.original_label for pair in stand_in.train]
-    )
+    in_loop = BaselineLabelClassifier(seed=seed).fit(*in_loop_training(stand_in, pairs, seed))
     labels = {original.key: original.label for original in stand_in.held.originals}
 
     def flips(run) -> dict[int, float] | None:
@@ -382,6 +399,7 @@ def evaluate(
     fluency_lm=None,
     show_progress: bool = False,
     flip_weight: float = 0.0,
+    in_loop_pairs: int = 0,
 ) -> QualityReport:
     """Train the stand-in, pick held-out originals, run the pipeline, score both ways.
 
@@ -390,8 +408,9 @@ def evaluate(
     serves is measured exactly as the packaged one. The fluency filter's model is local.
 
     With `flip_weight` > 0 selection weighs predicted flips (selection.md §2) by the
-    classifier in the loop a campaign would have: the baseline fitted on originals only
-    (one side of each CAD train pair), not the stand-in that judges the flips.
+    classifier in the loop a campaign would have: the baseline fitted on originals (one
+    side of each CAD train pair) and on `in_loop_pairs` labeled counterfactuals (human
+    revisions of other dev reviews), not the stand-in that judges the flips.
     """
     import time
 
@@ -442,7 +461,7 @@ def evaluate(
 
     # 4. Figures, with the classifier in the loop for selection's flip term.
     mark = time.perf_counter()
-    flips = _flip_scorer(stand_in, flip_weight=flip_weight, seed=seed)
+    flips = _flip_scorer(stand_in, flip_weight=flip_weight, seed=seed, pairs=in_loop_pairs)
     specials = special_token_texts(tokenizer)
     per_prompt = settings.polyjuice.decoding.per_prompt
     score = lambda run: quality_figures(  # noqa: E731
@@ -472,6 +491,7 @@ def evaluate(
         flip_weight=flip_weight,
         temperature=settings.polyjuice.decoding.temperature,
         top_p=settings.polyjuice.decoding.top_p,
+        in_loop_pairs=in_loop_pairs,
     )
 
 
@@ -552,7 +572,8 @@ def format_table(report: QualityReport) -> str:
         f"{report.flip_human:.3f}",
         f"model {report.model} on {report.device}; codes {','.join(report.codes)}; "
         f"label-directed prompts {'on' if report.label_directed else 'off'}; "
-        f"selection flip weight {report.flip_weight:g}; sampling temperature "
+        f"selection flip weight {report.flip_weight:g}, its classifier fitted with "
+        f"{report.in_loop_pairs} labeled pairs; sampling temperature "
         f"{report.temperature:g}, top-p {report.top_p:g}",
     ]
     return "\n".join(lines)

@@ -12,6 +12,7 @@ import pytest
 from generation import cli
 from generation.cad_sentiment import (
     CadDataMissing,
+    HeldOut,
     SentimentClassifier,
     SentimentPair,
     held_out_originals,
@@ -24,8 +25,10 @@ from generation.postprocess import AnnotatedCandidate, PostprocessStats
 from generation.quality_report import (
     QualityFigures,
     QualityReport,
+    _StandIn,
     format_table,
     goal_met,
+    in_loop_training,
     leaks,
     quality_figures,
     result_line,
@@ -286,6 +289,34 @@ def test_evaluate_with_bad_server_options_is_one_line_exit_2(tmp_path, capsys, o
 
     assert status == cli.EXIT_USAGE
     assert capsys.readouterr().err.strip().splitlines() == [f"evaluate: {message}"]
+
+
+def test_evaluate_with_negative_in_loop_pairs_is_one_line_exit_2(tmp_path, capsys):
+    (tmp_path / "sentiment_combined_paired").mkdir()
+
+    status = cli.main(["evaluate", "--data", str(tmp_path), "--in-loop-pairs", "-1", "--quiet"])
+
+    assert status == cli.EXIT_USAGE
+    assert capsys.readouterr().err.strip() == "evaluate: --in-loop-pairs must be 0 or more"
+
+
+def test_the_in_loop_classifier_learns_revisions_of_dev_reviews_never_held_out():
+    train = [SentimentPair("t", "A fun film.", "Positive", "A dull film.", "Negative")]
+    dev = [
+        SentimentPair(f"d{i}", f"Film {i} was fun.", "Positive", f"Film {i} was dull.", "Negative")
+        for i in range(4)
+    ]
+    held = HeldOut(originals=[OriginalRecord("d0", "Film 0 was fun.", "Positive")],
+                   human={}, human_labels={}, pool=4)  # fmt: skip
+    stand_in = _StandIn(None, train, held, 0.9, 0.9, 0.8, dev)
+
+    assert in_loop_training(stand_in, 0, seed=0) == (["A fun film."], ["Positive"])
+    texts, labels = in_loop_training(stand_in, 2, seed=0)
+    assert texts[0] == "A fun film." and labels == ["Positive", "Negative", "Negative"]
+    assert len(set(texts[1:])) == 2 and "Film 0 was dull." not in texts  # d0 is held out
+    assert set(in_loop_training(stand_in, 10, seed=0)[0][1:]) == {
+        f"Film {i} was dull." for i in (1, 2, 3)
+    }
 
 
 def _evaluate_through(url: str, tmp_path: Path, *extra: str) -> int:

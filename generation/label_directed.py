@@ -251,10 +251,14 @@ class LabelDirectedStrategy:
     name: str = STRATEGY_NAME
     stops_at_newline: bool = True
 
-    def shared(self) -> str:
-        """Each example twice: as a whole rewrite, and as one quoted replacement."""
+    def shared(self, original: str = "") -> str:
+        """Each example twice: as a whole rewrite, and as one quoted replacement. An example
+        of `original` itself is left out: shown its own worked answer, the model hands it
+        back nearly word for word (a copy of a pair the campaign already has)."""
         lines = []
         for example in self.examples:
+            if original and example.source.strip() == original.strip():
+                continue
             source = f"{example.source_label}: {example.source.strip()}"
             lines += [source, f"{_label_line(example.target_label, example.code)} {example.target}"]
             span = changed_span(example.source, example.target)
@@ -284,7 +288,7 @@ class LabelDirectedStrategy:
             hint = _replacing(old[0]) if old and old[0] else ""
             head = f"{before} " if before else ""
             own = f'{_label_line(request.target_label, request.code, hint)} {head}"'
-        return PromptParts(self.shared(), context, own)
+        return PromptParts(self.shared(request.original), context, own)
 
     def render(self, request) -> str:
         return self.split(request).text

@@ -114,7 +114,7 @@ def candidates_generate(
         device=device,
         lm=lm,
         labels=tuple(campaign.labels.values_list("value", flat=True)),
-        label_examples=_label_examples(campaign, leaving_out=originals),
+        label_examples=_label_examples(campaign),
     )
     for position, entry in enumerate(entries):
         result, skipped = run_generator(
@@ -212,23 +212,17 @@ class _OriginalsDone:
             self.report(done)
 
 
-def _label_examples(
-    campaign: Campaign, *, leaving_out: Sequence[Original] = (), limit: int = 6
-) -> tuple:
+def _label_examples(campaign: Campaign, limit: int = 6) -> tuple:
     """The campaign's own counterfactual pairs, as worked examples for label-directed
     prompts: the researcher's imported or authored candidates that aim at a label other
-    than their original's (generation.label_directed; the task's examples otherwise).
-
-    Pairs of the originals being generated for (`leaving_out`) are not shown: a prompt
-    that holds a worked answer for its own x gets that answer back, nearly word for word,
-    a copy of a counterfactual the campaign already has."""
+    than their original's (generation.label_directed; the task's examples otherwise). A
+    prompt never shows the pair of its own original (`LabelDirectedStrategy.shared`)."""
     from generation.label_directed import LabelExample
 
     pairs = (
         Candidate.objects.filter(campaign=campaign, intended_label__isnull=False)
         .exclude(source=CandidateSource.GENERATED)
         .exclude(intended_label=F("original__label"))
-        .exclude(original__in=[original.pk for original in leaving_out])
         .values_list("original__text", "original__label__value", "text", "intended_label__value")
         .order_by("id")[:limit]
     )

@@ -316,13 +316,19 @@ def test_generation_asks_for_the_other_label_with_the_campaigns_own_pairs(
         return [[" film is terrible."] * config.per_prompt for _ in parts]
 
     monkeypatch.setattr("generation.engines.loop.generate_continuations", fake)
-    candidates_generate(campaign=campaign, originals=[great], lm=tiny_lm, fluency_lm=tiny_lm)
+    candidates_generate(campaign=campaign, originals=[great, fine], lm=tiny_lm, fluency_lm=tiny_lm)
 
-    # The researcher's own pair is the first worked example (its code detected); x is asked
-    # for the other label.
+    # The researcher's own pairs are the first worked examples (codes detected), but never
+    # x's own; x is asked for the other label.
+    of_great = [p for p in prompts if p.context == "positive: The film is great.\n"]
+    of_fine = [p for p in prompts if p.context == "positive: The play is fine.\n"]
+    assert of_great and of_fine and len(of_great) + len(of_fine) == len(prompts)
     first = "positive: The play is fine.\nnegative [lexical]: The play is dreadful.\n"
-    assert prompts and all(p.shared.startswith(first) for p in prompts)
-    assert not any("The film is awful." in p.text for p in prompts)
+    assert all(p.shared.startswith(first) for p in of_great)
+    assert not any("The film is awful." in p.shared for p in of_great)
+    first = "positive: The film is great.\nnegative [lexical]: The film is awful.\n"
+    assert all(p.shared.startswith(first) for p in of_fine)
+    assert not any("The play is dreadful." in p.shared for p in of_fine)
     assert {p.own for p in prompts} == {"negative [lexical]: The"}
     (made,) = Candidate.objects.filter(original=great, source="generated")
     assert (made.text, made.intended_label.value) == ("The film is terrible.", "negative")

@@ -85,6 +85,19 @@ def test_changed_span_is_the_one_region_that_differs():
     assert changed_span("Same.", "Same.") is None
 
 
+def test_a_prompt_never_shows_a_worked_pair_of_its_own_original():
+    kids = LabelExample(KIDS.text, "positive", "It is awful for kids.", "negative", "lexical")
+    strategy = LabelDirectedStrategy((OWN, kids))
+
+    own_x = strategy.split(request(BLANK)).shared
+    other_x = strategy.split(PromptRequest(" The tea was hot. ", "lexical", BLANK, "positive",
+                                           "negative")).shared  # fmt: skip
+
+    assert "It is awful for kids." not in own_x and "The tea was cold." in own_x
+    assert "The tea was cold." not in other_x and "It is awful for kids." in other_x
+    assert strategy.shared() == strategy.shared("Another sentence.")  # both examples
+
+
 def test_a_rewrite_prompt_names_both_labels_and_begins_with_the_first_word():
     strategy = LabelDirectedStrategy((OWN,))
     parts = strategy.split(request(BLANK, "negation"))

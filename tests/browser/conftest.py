@@ -26,6 +26,16 @@ def chromium_path() -> str:
     return path
 
 
+def htmx_ready(page) -> None:
+    """Wait until the page a click led to has run its scripts, htmx included.
+
+    A click that navigates does not wait for the new page to load; a button that
+    htmx drives does nothing when clicked before htmx has processed it (its
+    scripts are deferred), so call this once the new page's content is there.
+    """
+    page.wait_for_function("document.readyState === 'complete' && window.htmx !== undefined")
+
+
 @pytest.fixture(scope="session")
 def browser():
     # Playwright's sync API runs an event loop in this thread; the ORM calls that

@@ -5,6 +5,7 @@ import pytest
 
 from cfannotate.candidates.models import Candidate, CandidateStatus
 from cfannotate.labeling.models import GoldRound
+from tests.browser.conftest import htmx_ready
 from tests.factories import make_campaign, make_candidate, make_original, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -33,6 +34,7 @@ def test_review_reject_edit_and_promote_to_gold(live_server, page):
     sections.get_by_role("link", name="Generation", exact=True).click()
     page.get_by_role("link", name="Review all 4 candidates").click()
     page.get_by_role("heading", name="Review candidates").wait_for()
+    htmx_ready(page)
     page.evaluate("window.__marker = 'kept'")
 
     # 1. Filter by code: htmx swaps the results and pushes the filter into the URL.

@@ -7,6 +7,7 @@ import pytest
 from cfannotate.candidates import runs
 from cfannotate.candidates.models import Candidate, GenerationRun
 from generation.models import load_causal_lm
+from tests.browser.conftest import htmx_ready
 from tests.factories import make_campaign, make_original, make_user
 from tests.generation.tiny_models import tiny_lm_directory
 
@@ -48,6 +49,7 @@ def test_progress_moves_within_a_chunk_and_the_candidates_appear_without_reload(
     sections = page.get_by_role("navigation", name="Campaign sections")
     sections.get_by_role("link", name="Generation", exact=True).click()
     page.get_by_text("No candidates yet").wait_for()
+    htmx_ready(page)
     page.evaluate("window.__marker = 'kept'")
 
     page.get_by_role("button", name="Generate candidates").click()

@@ -4,6 +4,7 @@ import pytest
 
 from cfannotate.quality.models import DecisionState, WorkerDecision
 from cfannotate.quality.services import quality_refresh
+from tests.browser.conftest import htmx_ready
 from tests.factories import make_labeling_campaign, make_user
 from tests.quality.conftest import work
 
@@ -28,6 +29,8 @@ def test_researcher_reads_the_charts_and_confirms_a_decision(live_server, page):
     page.goto(f"{live_server.url}/campaigns/{campaign.id}/")
     sections = page.get_by_role("navigation", name="Campaign sections")
     sections.get_by_role("link", name="Quality", exact=True).click()
+    sections.locator('[aria-current="page"]', has_text="Quality").wait_for()
+    htmx_ready(page)
 
     assert page.locator("svg[role=img]").count() == 6
     assert page.get_by_role("img", name="Time per round").is_visible()

@@ -26,6 +26,7 @@ from cfannotate.campaigns.models import Campaign
 from cfannotate.candidates.models import CandidateStatus
 from cfannotate.labeling.models import Judgment, LabelingUnit, UnitItem
 from cfannotate.quality.models import WorkerQuality
+from tests.browser.conftest import htmx_ready
 from tests.factories import make_user
 from tests.generation.tiny_models import tiny_lm_directory
 
@@ -57,6 +58,7 @@ def _section(page, title):
     nav.get_by_role("link", name=title, exact=True).click()
     nav.locator('[aria-current="page"]', has_text=title).wait_for()
     assert nav.locator('[aria-current="page"]').count() == 1
+    htmx_ready(page)
 
 
 def _next_step(page, action, section):
@@ -67,6 +69,7 @@ def _next_step(page, action, section):
     box.get_by_role("link", name=f"Go to {section.lower()}").click()
     nav = page.get_by_role("navigation", name="Campaign sections")
     nav.locator('[aria-current="page"]', has_text=section).wait_for()
+    htmx_ready(page)
 
 
 def _log_in(page, base, username):

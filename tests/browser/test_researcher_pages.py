@@ -2,6 +2,7 @@
 
 import pytest
 
+from tests.browser.conftest import htmx_ready
 from tests.factories import make_campaign, make_original, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -22,6 +23,7 @@ def test_login_browse_and_page_with_htmx(live_server, page):
     nav = page.get_by_role("navigation", name="Campaign sections")
     nav.get_by_role("link", name="Data", exact=True).click()
     nav.locator('[aria-current="page"]', has_text="Data").wait_for()
+    htmx_ready(page)
     assert page.get_by_text("Page 1 of 2").is_visible()
 
     # htmx swaps only the originals fragment and pushes the URL.

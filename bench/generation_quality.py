@@ -5,7 +5,8 @@ training pairs), the pipeline as the app runs it ("ours") and the same decoded
 candidates with the sanity filters off ("filters off"; constrained decoding has no
 switch and is on in both), scored by `generation.quality_report`: leaks, malformed
 rate, fluency pass, control-code success, predicted flip rate of kept and selected
-candidates, self-BLEU, closeness. Figures and what they mean: docs/generation-quality.md.
+candidates, self-BLEU (of whole candidates and of the words their edits wrote),
+closeness. Figures and what they mean: docs/generation-quality.md.
 
     python bench/generation_quality.py --quick     # ~3 minutes on 2 CPU cores
     python bench/generation_quality.py --originals 100 --device cuda
@@ -14,7 +15,7 @@ candidates, self-BLEU, closeness. Figures and what they mean: docs/generation-qu
 
 The last line reads `RESULT generation_quality leaks=... malformed=... flip_selected=...
 fluency=... flip_kept=... code_success=... self_bleu=... self_bleu_5=... self_bleu_selected=...
-levenshtein=... classifier_accuracy=...`.
+self_bleu_edits=... self_bleu_edits_5=... levenshtein=... classifier_accuracy=...`.
 """
 
 import argparse

@@ -1,6 +1,7 @@
 """Intrinsic metrics of a counterfactual set (Polyjuice A.3.2): diversity and closeness.
 
-Self-BLEU (within the candidates of one x; lower means more diverse), Distinct-n
+Self-BLEU (within the candidates of one x; lower means more diverse), of whole texts or
+of the words each edit wrote (`edited_words`: A.3.2's "generated phrases"), Distinct-n
 (across a whole set; NeuroCounterfactuals Table 4), token-level Levenshtein distance
 to x, and embedding distance to x with the packaged MiniLM sentence encoder, standing
 in for the paper's sentence-similarity model.
@@ -10,12 +11,16 @@ import functools
 import importlib.util
 import math
 import random
+import re
 from collections import Counter
+from difflib import SequenceMatcher
 from pathlib import Path
 
 import torch
 
 from generation.edits import levenshtein
+
+_WORD = re.compile(r"\w+(?:'\w+)?|[^\w\s]")
 
 
 def _ngrams(tokens: list[str], n: int) -> Counter:
@@ -64,6 +69,25 @@ def self_bleu_of(texts: list[str], size: int, *, draws: int = 20, seed: int = 0)
     rng = random.Random(seed)
     scores = [self_bleu(rng.sample(texts, size)) for _ in range(draws)]
     return sum(scores) / len(scores)
+
+
+def edited_words(original: str, text: str) -> list[str]:
+    """The words `text` wrote in place of `original`'s: the new side of every change,
+    in order, lower-cased, punctuation apart from words (so "great." to "great" is no edit).
+
+    Polyjuice A.3.2 measures diversity as self-BLEU within the *generated phrases*, the
+    blanks' fills, not within whole counterfactuals: counterfactuals of one x share all
+    of x they did not edit, and minimal edits share most of it. This is that phrase for
+    any x̂, whatever prompt or generator wrote it. Empty when the edit only deleted words.
+    """
+    before, after = _WORD.findall(original.lower()), _WORD.findall(text.lower())
+    matcher = SequenceMatcher(a=before, b=after, autojunk=False)
+    return [
+        word
+        for tag, _, _, start, end in matcher.get_opcodes()
+        if tag != "equal"
+        for word in after[start:end]
+    ]
 
 
 def distinct_n(texts: list[str], n: int = 2) -> float | None:

@@ -15,7 +15,9 @@ both). The figures, per run (`QualityFigures`):
   (`constraints.breaks_format`) or holds a special token of the tokenizer, a `[...]`
   or a `<|...|>` marker, that its original does not;
 - sanity drops per reason, self-BLEU within an original's kept set (lower is more
-  diverse), closeness to x (token Levenshtein, MiniLM cosine distance);
+  diverse), of whole candidates and of the words each edit wrote (A.3.2's "generated
+  phrases", `metrics.edited_words`), closeness to x (token Levenshtein, MiniLM cosine
+  distance);
 - predicted flip rate: share of kept, and of selected, candidates the stand-in
   classifier (`generation.cad_sentiment`) labels other than x's gold label. Selection
   is the app's: per original, `select_diverse_many` over kept, non-`global` candidates,
@@ -39,6 +41,7 @@ from pathlib import Path
 from generation.constraints import breaks_format
 from generation.metrics import (
     MiniLMUnavailable,
+    edited_words,
     embedding_distances,
     self_bleu,
     self_bleu_of,
@@ -81,7 +84,7 @@ PAPER: dict[str, str] = {
     "leaks": "-",
     "flip_kept": "-",
     "flip_selected": "≈0.07 by crowd label (§4.2: 100 of 1,500 Sentiment x̂)",
-    "self_bleu": "0.82, read as higher = more diverse (Table 7)",
+    "self_bleu_edits": "0.82 of generated phrases, read as higher = more diverse (Table 7)",
     "levenshtein": "tree edit 2.02 (Table 7)",
     "embedding_distance": "0.37 (Table 7)",
 }
@@ -146,6 +149,10 @@ class QualityFigures:
     self_bleu: float
     self_bleu_5: float  # of SIZE_MATCHED kept candidates per original: set size taken out
     self_bleu_selected: float  # within an original's selected candidates: what annotators see
+    # The same over the words each kept candidate's edit wrote (A.3.2's generated phrases),
+    # all of them and SIZE_MATCHED per original; edits that only deleted words have none.
+    self_bleu_edits: float
+    self_bleu_edits_5: float
     levenshtein: float
     embedding_distance: float | None  # None without the packaged MiniLM
     flip_kept: float
@@ -209,6 +216,17 @@ def quality_figures(
         for group in texts.values()
         if (score := self_bleu_of(group, SIZE_MATCHED)) is not None
     ]
+    written: dict[str, list[str]] = {}
+    for candidate in kept:
+        words = edited_words(originals[candidate.record.original_key].text, candidate.record.text)
+        if words:
+            written.setdefault(candidate.record.original_key, []).append(" ".join(words))
+    edit_bleus = [score for group in written.values() if (score := self_bleu(group)) is not None]
+    edit_matched = [
+        score
+        for group in written.values()
+        if (score := self_bleu_of(group, SIZE_MATCHED)) is not None
+    ]
     x_of = [originals[c.record.original_key].text for c in kept]
     distances = None
     if embeddings and kept:
@@ -248,6 +266,8 @@ def quality_figures(
         self_bleu=_mean(bleus),
         self_bleu_5=_mean(matched),
         self_bleu_selected=_mean(shown),
+        self_bleu_edits=_mean(edit_bleus),
+        self_bleu_edits_5=_mean(edit_matched),
         levenshtein=_mean(
             token_levenshtein(x.lower().split(), c.record.text.lower().split())
             for x, c in zip(x_of, kept, strict=True)
@@ -507,6 +527,8 @@ _ROWS = (
     ("self_bleu", "self-BLEU (lower: more diverse)"),
     ("self_bleu_5", f"self-BLEU of {SIZE_MATCHED} per x (size-matched)"),
     ("self_bleu_selected", f"self-BLEU of the selected ({SELECTED_PER_ORIGINAL} per x)"),
+    ("self_bleu_edits", "self-BLEU of the edits' words (A.3.2)"),
+    ("self_bleu_edits_5", f"self-BLEU of the edits' words, {SIZE_MATCHED} per x"),
     ("levenshtein", "Levenshtein to x (tokens)"),
     ("embedding_distance", "MiniLM distance to x"),
 )
@@ -594,6 +616,8 @@ def result_line(report: QualityReport) -> str:
             "self_bleu",
             "self_bleu_5",
             "self_bleu_selected",
+            "self_bleu_edits",
+            "self_bleu_edits_5",
             "levenshtein",
         )
     }
@@ -604,6 +628,7 @@ def result_line(report: QualityReport) -> str:
     values["baseline_fluency"] = figure(report.baseline, "fluency")
     values["baseline_self_bleu"] = figure(report.baseline, "self_bleu")
     values["baseline_self_bleu_5"] = figure(report.baseline, "self_bleu_5")
+    values["baseline_self_bleu_edits_5"] = figure(report.baseline, "self_bleu_edits_5")
     cells = " ".join(
         f"{name}={int(value)}" if name == "leaks" else f"{name}={value:.3f}"
         for name, value in values.items()

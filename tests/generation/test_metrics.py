@@ -9,6 +9,7 @@ from generation.metrics import (
     MiniLMUnavailable,
     bleu,
     distinct_n,
+    edited_words,
     embedding_distances,
     minilm_directory,
     self_bleu,
@@ -70,6 +71,21 @@ def test_self_bleu_needs_two_texts():
 
 def test_self_bleu_of_identical_texts_is_one_whatever_the_case():
     assert self_bleu(["The movie was great.", "the MOVIE was great."]) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    ("x_hat", "written"),
+    [
+        ("The movie was not great.", ["not"]),  # an insertion
+        ("The film was awful.", ["film", "awful"]),  # two replacements, in order
+        ("The movie was.", []),  # only a deletion: nothing written
+        ("The movie wasn't great!", ["wasn't", "!"]),
+        ("THE MOVIE WAS GREAT.", []),  # case is not an edit
+        ("I think the movie was great.", ["i", "think"]),  # "The" → "the" is no edit
+    ],
+)
+def test_edited_words_are_what_the_edit_wrote_in_place_of_x(x_hat, written):
+    assert edited_words("The movie was great.", x_hat) == written
 
 
 def test_self_bleu_is_lower_for_a_more_diverse_set():

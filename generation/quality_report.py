@@ -48,6 +48,7 @@ from generation.metrics import (
     token_levenshtein,
 )
 from generation.postprocess import AnnotatedCandidate, annotate
+from generation.records import OriginalRecord
 from generation.tokens import GLOBAL
 
 # Marker-like text a candidate must not hold: `[EQ]`, `[BLANK]`, `[negation]`, `<|perturb|>`.
@@ -149,10 +150,11 @@ class QualityFigures:
     self_bleu: float
     self_bleu_5: float  # of SIZE_MATCHED kept candidates per original: set size taken out
     self_bleu_selected: float  # within an original's selected candidates: what annotators see
-    # The same over the words each kept candidate's edit wrote (A.3.2's generated phrases),
-    # all of them and SIZE_MATCHED per original; edits that only deleted words have none.
+    # The same over the words each candidate's edit wrote (A.3.2's generated phrases): all
+    # kept, SIZE_MATCHED kept per original, the selected; edits that only delete have none.
     self_bleu_edits: float
     self_bleu_edits_5: float
+    self_bleu_edits_selected: float
     levenshtein: float
     embedding_distance: float | None  # None without the packaged MiniLM
     flip_kept: float
@@ -173,6 +175,28 @@ def _texts_by_original(candidates: list[AnnotatedCandidate]) -> dict[str, list[s
     for candidate in candidates:
         texts.setdefault(candidate.record.original_key, []).append(candidate.record.text)
     return texts
+
+
+def _edits_by_original(
+    candidates: list[AnnotatedCandidate], originals: Mapping[str, OriginalRecord]
+) -> dict[str, list[str]]:
+    """Per original, the words each candidate's edit wrote (`edited_words`); candidates
+    that only deleted words have none and are left out."""
+    edits: dict[str, list[str]] = {}
+    for candidate in candidates:
+        key = candidate.record.original_key
+        if words := edited_words(originals[key].text, candidate.record.text):
+            edits.setdefault(key, []).append(" ".join(words))
+    return edits
+
+
+def _self_bleu(groups: Mapping[str, list[str]], size: int | None = None) -> float:
+    """Mean self-BLEU over the groups that have one; with `size`, of `size` texts drawn
+    per group (groups with fewer are left out)."""
+    scores = [
+        self_bleu(texts) if size is None else self_bleu_of(texts, size) for texts in groups.values()
+    ]
+    return _mean(score for score in scores if score is not None)
 
 
 def quality_figures(
@@ -203,30 +227,12 @@ def quality_figures(
         for (_, code, _), group in by_prompt.items()
     ]
 
-    # 2. Diversity and closeness of the kept set.
-    texts = _texts_by_original(kept)
-    bleus = [score for group in texts.values() if (score := self_bleu(group)) is not None]
-    shown = [
-        score
-        for group in _texts_by_original(selected).values()
-        if (score := self_bleu(group)) is not None
-    ]
-    matched = [
-        score
-        for group in texts.values()
-        if (score := self_bleu_of(group, SIZE_MATCHED)) is not None
-    ]
-    written: dict[str, list[str]] = {}
-    for candidate in kept:
-        words = edited_words(originals[candidate.record.original_key].text, candidate.record.text)
-        if words:
-            written.setdefault(candidate.record.original_key, []).append(" ".join(words))
-    edit_bleus = [score for group in written.values() if (score := self_bleu(group)) is not None]
-    edit_matched = [
-        score
-        for group in written.values()
-        if (score := self_bleu_of(group, SIZE_MATCHED)) is not None
-    ]
+    # 2. Diversity (of whole texts and of what the edits wrote) and closeness.
+    texts, shown = _texts_by_original(kept), _texts_by_original(selected)
+    edits, edits_shown = (
+        _edits_by_original(kept, originals),
+        _edits_by_original(selected, originals),
+    )
     x_of = [originals[c.record.original_key].text for c in kept]
     distances = None
     if embeddings and kept:
@@ -263,11 +269,12 @@ def quality_figures(
         fluency=_share(len(kept), len(candidates)),
         code_success=_mean(float(success) for success in successes),
         malformed_rate=_share(result.malformed, continuations),
-        self_bleu=_mean(bleus),
-        self_bleu_5=_mean(matched),
-        self_bleu_selected=_mean(shown),
-        self_bleu_edits=_mean(edit_bleus),
-        self_bleu_edits_5=_mean(edit_matched),
+        self_bleu=_self_bleu(texts),
+        self_bleu_5=_self_bleu(texts, SIZE_MATCHED),
+        self_bleu_selected=_self_bleu(shown),
+        self_bleu_edits=_self_bleu(edits),
+        self_bleu_edits_5=_self_bleu(edits, SIZE_MATCHED),
+        self_bleu_edits_selected=_self_bleu(edits_shown),
         levenshtein=_mean(
             token_levenshtein(x.lower().split(), c.record.text.lower().split())
             for x, c in zip(x_of, kept, strict=True)
@@ -529,6 +536,7 @@ _ROWS = (
     ("self_bleu_selected", f"self-BLEU of the selected ({SELECTED_PER_ORIGINAL} per x)"),
     ("self_bleu_edits", "self-BLEU of the edits' words (A.3.2)"),
     ("self_bleu_edits_5", f"self-BLEU of the edits' words, {SIZE_MATCHED} per x"),
+    ("self_bleu_edits_selected", "self-BLEU of the edits' words, selected"),
     ("levenshtein", "Levenshtein to x (tokens)"),
     ("embedding_distance", "MiniLM distance to x"),
 )
@@ -618,6 +626,7 @@ def result_line(report: QualityReport) -> str:
             "self_bleu_selected",
             "self_bleu_edits",
             "self_bleu_edits_5",
+            "self_bleu_edits_selected",
             "levenshtein",
         )
     }

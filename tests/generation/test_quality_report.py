@@ -145,7 +145,7 @@ def test_figures_of_a_scripted_result():
         self_bleu(["The movie was not fun.", "The film was great fun."])
     )
     # Diversity of what the edits wrote: a's "not" and "film" share nothing.
-    assert figures.self_bleu_edits == 0.0
+    assert figures.self_bleu_edits == figures.self_bleu_edits_selected == 0.0
     assert math.isnan(figures.self_bleu_edits_5)
 
 
@@ -210,7 +210,7 @@ def test_goals_and_the_result_line():
         originals=2, prompts=3, continuations=9, malformed=0, candidates=5, kept=4,
         selected=3, leaks=0, dropped={}, fluency=0.8, code_success=0.5, malformed_rate=0.05,
         self_bleu=0.4, self_bleu_5=0.3, self_bleu_selected=0.35, self_bleu_edits=0.2,
-        self_bleu_edits_5=0.15, levenshtein=3.0,
+        self_bleu_edits_5=0.15, self_bleu_edits_selected=0.25, levenshtein=3.0,
         embedding_distance=None, flip_kept=0.5, flip_selected=0.25,
     )  # fmt: skip
     report = QualityReport(
@@ -232,7 +232,7 @@ def test_goals_and_the_result_line():
     assert "fluency=0.800" in line and "classifier_accuracy=0.860" in line
     assert "self_bleu_5=0.300" in line and "size-matched" in format_table(report)
     assert "self_bleu_selected=0.350" in line and "of the selected" in format_table(report)
-    assert "self_bleu_edits=0.200 self_bleu_edits_5=0.150" in line
+    assert "self_bleu_edits=0.200 self_bleu_edits_5=0.150 self_bleu_edits_selected=0.250" in line
     assert "baseline_self_bleu_edits_5=0.150" in line
     assert "self-BLEU of the edits' words (A.3.2)" in format_table(report)
     assert "NO" in format_table(report)  # the flip goal is not met

@@ -27,11 +27,11 @@ def chromium_path() -> str:
 
 
 def htmx_ready(page) -> None:
-    """Wait until the page a click led to has run its scripts, htmx included.
+    """Wait until the page (or frame) a click led to has run its scripts, htmx included.
 
-    A click that navigates does not wait for the new page to load; a button that
-    htmx drives does nothing when clicked before htmx has processed it (its
-    scripts are deferred), so call this once the new page's content is there.
+    A click that navigates does not wait for the new page to load; a control that
+    htmx or worker.js drives does nothing when used before its deferred script has
+    run, so call this once the new page's content is there.
     """
     page.wait_for_function("document.readyState === 'complete' && window.htmx !== undefined")
 

@@ -14,6 +14,7 @@ import pytest
 
 from cfannotate.crowd.models import MTurkHit, Platform, Publication
 from cfannotate.labeling.models import Assignment, AssignmentState, Judgment
+from tests.browser.conftest import htmx_ready
 from tests.crowd.conftest import entry_path, mturk_params
 from tests.factories import make_labeling_campaign
 
@@ -82,6 +83,7 @@ def _publication():
 
 
 def _answer(frame, items=3):
+    htmx_ready(frame.owner.element_handle().content_frame())  # choices are saved by htmx
     for index in range(1, items + 1):
         item = frame.locator(f"#item-{index}")
         item.get_by_label("Valid", exact=True).check()

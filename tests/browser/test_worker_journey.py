@@ -13,6 +13,7 @@ from django.urls import reverse
 from cfannotate.campaigns.models import Campaign
 from cfannotate.crowd.models import InvitationLink
 from cfannotate.labeling.models import Assignment, AssignmentState, GoldKind, Judgment
+from tests.browser.conftest import htmx_ready
 from tests.factories import make_labeling_campaign, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -55,6 +56,7 @@ def _page_of(context):
 
 
 def _answer_all(page, items=3):
+    htmx_ready(page)  # each choice is saved by htmx
     for index in range(1, items + 1):
         item = page.locator(f"#item-{index}")
         item.get_by_label("Valid", exact=True).check()
@@ -117,6 +119,7 @@ def test_a_worker_goes_from_an_invitation_to_the_end_resuming_by_code(live_serve
     page.get_by_label("Resume code").fill(code)
     page.get_by_role("button", name="Resume").click()
     page.get_by_role("heading", name="Round 2 of 3").wait_for()
+    htmx_ready(page)
     assert page.locator("#item-1").get_by_label("Invalid", exact=True).is_checked()
     assert page.locator("#item-1").get_by_label("Negative").is_checked()
     for index in (2, 3):

@@ -6,12 +6,14 @@ from django.urls import reverse
 
 from cfannotate.core.worker_tokens import join_token
 from cfannotate.labeling.models import Assignment, AssignmentState, Judgment, Round
+from tests.browser.conftest import htmx_ready
 from tests.factories import make_labeling_campaign
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def _answer_by_mouse(page, items, valid="Valid", label="Positive"):
+    htmx_ready(page)  # each choice is saved by htmx
     for index in range(1, items + 1):
         item = page.locator(f"#item-{index}")
         item.get_by_label(valid, exact=True).check()
@@ -34,6 +36,7 @@ def test_a_worker_labels_a_whole_assignment(live_server, page):
     page.get_by_role("heading", name="Instructions").wait_for()
     page.get_by_role("link", name="Start").click()
     assert _round_heading(page) == "Training round"
+    htmx_ready(page)
     submit = page.get_by_role("button", name="Submit round")
     assert submit.get_attribute("aria-disabled") == "true"
     submit.click(force=True)  # incomplete: the page says what is missing, nothing is sent
@@ -47,6 +50,7 @@ def test_a_worker_labels_a_whole_assignment(live_server, page):
 
     # Round 1 by mouse, with a reload halfway: the saved choices come back.
     assert _round_heading(page) == "Round 1 of 4"
+    htmx_ready(page)
     page.locator("#item-1").get_by_label("Invalid", exact=True).check()
     page.locator("#item-1").get_by_label("Negative").check()
     page.locator("#status-1").get_by_text("Saved").wait_for()
@@ -111,6 +115,7 @@ def test_the_next_round_arrives_in_the_submit_answer_and_a_failed_send_says_so(l
     page.get_by_role("button", name="Start").click()
     page.get_by_role("link", name="Start").click()
     assert _round_heading(page) == "Round 1 of 3"
+    htmx_ready(page)
     first_url = page.url
     loads = []
     page.on("load", lambda _: loads.append(page.url))
@@ -205,6 +210,7 @@ def _open_first_round(live_server, page, rounds=3):
     page.get_by_role("button", name="Start").click()
     page.get_by_role("link", name="Start").click()
     page.get_by_role("heading", name=f"Round 1 of {rounds}").wait_for()
+    htmx_ready(page)
 
 
 def _saved(page, *indices):

@@ -16,6 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRefresh, trigger_client_event
 
 from cfannotate.campaigns.access import campaign_owner_required
+from cfannotate.campaigns.plain_forms import plain_form_fallback
 from cfannotate.campaigns.selectors import campaign_counts
 from cfannotate.candidates import predictions, review, runs, selectors, services
 from cfannotate.candidates.forms import (
@@ -77,6 +78,7 @@ def candidates_recent(request: HtmxHttpRequest, campaign_id: int) -> HttpRespons
 
 @campaign_owner_required
 @require_POST
+@plain_form_fallback
 def run_start(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     """Generate for every original, or for the `original` ids posted (a retry of some)."""
     campaign = request.campaign
@@ -103,12 +105,14 @@ def _run_action(request, campaign_id: int, run_id: int, action) -> HttpResponse:
 
 @campaign_owner_required
 @require_POST
+@plain_form_fallback
 def run_cancel(request: HtmxHttpRequest, campaign_id: int, run_id: int) -> HttpResponse:
     return _run_action(request, campaign_id, run_id, runs.generation_run_cancel)
 
 
 @campaign_owner_required
 @require_POST
+@plain_form_fallback
 def run_retry(request: HtmxHttpRequest, campaign_id: int, run_id: int) -> HttpResponse:
     return _run_action(request, campaign_id, run_id, runs.generation_run_retry)
 
@@ -206,6 +210,7 @@ def candidate_review(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse
 
 @campaign_owner_required
 @require_POST
+@plain_form_fallback
 def candidates_bulk(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     """Accept or reject the ticked candidates, all or none; the results come back."""
     campaign = request.campaign
@@ -302,18 +307,21 @@ def _row_action(request, campaign_id: int, candidate_id: int, action) -> HttpRes
 
 @campaign_owner_required
 @require_POST
+@plain_form_fallback
 def candidate_accept(request: HtmxHttpRequest, campaign_id: int, candidate_id: int):
     return _row_action(request, campaign_id, candidate_id, review.candidate_accept)
 
 
 @campaign_owner_required
 @require_POST
+@plain_form_fallback
 def candidate_reject(request: HtmxHttpRequest, campaign_id: int, candidate_id: int):
     return _row_action(request, campaign_id, candidate_id, review.candidate_reject)
 
 
 @campaign_owner_required
 @require_http_methods(["GET", "POST"])
+@plain_form_fallback
 def candidate_edit(request: HtmxHttpRequest, campaign_id: int, candidate_id: int):
     """GET: the row as a form; POST: save the new text (re-annotated) or show why not."""
     campaign = request.campaign

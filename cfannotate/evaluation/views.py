@@ -6,6 +6,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from cfannotate.campaigns.access import campaign_owner_required
 from cfannotate.campaigns.models import Campaign
+from cfannotate.campaigns.plain_forms import plain_form_fallback
 from cfannotate.core.exceptions import CfannotateError
 from cfannotate.core.htmx import HtmxHttpRequest
 from cfannotate.evaluation import plots
@@ -50,6 +51,7 @@ def evaluation_fragment(request: HtmxHttpRequest, campaign_id: int) -> HttpRespo
 
 @campaign_owner_required
 @require_POST
+@plain_form_fallback
 def evaluation_run_view(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     campaign = request.campaign
     form = EvaluationRunForm(request.POST, request.FILES)

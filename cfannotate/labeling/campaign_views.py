@@ -6,6 +6,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from cfannotate.campaigns.access import campaign_owner_required
+from cfannotate.campaigns.plain_forms import plain_form_fallback
 from cfannotate.core.exceptions import CfannotateError
 from cfannotate.core.htmx import HtmxHttpRequest
 from cfannotate.core.worker_tokens import join_token
@@ -55,6 +56,7 @@ def labeling_block(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
 
 @campaign_owner_required
 @require_POST
+@plain_form_fallback
 def labeling_open_view(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     campaign = request.campaign
     try:
@@ -66,6 +68,7 @@ def labeling_open_view(request: HtmxHttpRequest, campaign_id: int) -> HttpRespon
 
 @campaign_owner_required
 @require_POST
+@plain_form_fallback
 def labeling_pause_view(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     campaign = request.campaign
     try:
@@ -82,6 +85,7 @@ def _order_fragment(request, campaign, *, message: str = "", error: str = "", st
 
 @campaign_owner_required
 @require_POST
+@plain_form_fallback
 def labeling_order_view(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     """Corpus-level selection: the most diverse `budget` originals are labeled first."""
     campaign = request.campaign
@@ -100,6 +104,7 @@ def labeling_order_view(request: HtmxHttpRequest, campaign_id: int) -> HttpRespo
 
 @campaign_owner_required
 @require_POST
+@plain_form_fallback
 def labeling_priority_view(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     """Model in the loop (§4.4): originals the baseline gets wrong or is unsure of first."""
     from cfannotate.campaigns.priority import originals_prioritize

@@ -7,6 +7,7 @@ from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET, require_POST
 
 from cfannotate.campaigns.access import campaign_owner_required
+from cfannotate.campaigns.plain_forms import plain_form_fallback
 from cfannotate.core.exceptions import CfannotateError, InvalidInput
 from cfannotate.core.htmx import HtmxHttpRequest
 from cfannotate.quality import plots
@@ -91,6 +92,7 @@ def quality_report_fragment(request: HtmxHttpRequest, campaign_id: int) -> HttpR
 
 @campaign_owner_required
 @require_POST
+@plain_form_fallback
 def quality_refresh_view(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     campaign = request.campaign
     summary = quality_refresh(campaign=campaign)
@@ -126,6 +128,7 @@ def _amount(value: str | None) -> Decimal | None:
 
 @campaign_owner_required
 @require_POST
+@plain_form_fallback
 def decision_update_view(
     request: HtmxHttpRequest, campaign_id: int, decision_id: int
 ) -> HttpResponse:
@@ -155,6 +158,7 @@ def decision_update_view(
 
 @campaign_owner_required
 @require_POST
+@plain_form_fallback
 def decisions_confirm_view(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     campaign = request.campaign
     count = decisions_confirm_proposed(campaign=campaign, user=request.user)
@@ -164,6 +168,7 @@ def decisions_confirm_view(request: HtmxHttpRequest, campaign_id: int) -> HttpRe
 
 @campaign_owner_required
 @require_POST
+@plain_form_fallback
 def decisions_apply_view(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     campaign = request.campaign
     applied, failed = decisions_apply(campaign=campaign)

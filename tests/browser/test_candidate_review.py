@@ -53,11 +53,18 @@ def test_review_reject_edit_and_promote_to_gold(live_server, page):
     assert Candidate.objects.get(pk=adults.pk).status == CandidateStatus.REJECTED
 
     # 3. Edit one: the row becomes a form, then the saved row.
-    page.locator(f"#candidate-{fine.id}").get_by_role("button", name="Edit").click()
+    page.locator(f"#candidate-{fine.id}").get_by_role("link", name="Edit").click()
     page.get_by_label("New text").fill("A thrilling film.")
     page.locator(f"#candidate-{fine.id}").get_by_role("button", name="Save").click()
     page.locator(f"#candidate-{fine.id}").get_by_text("A thrilling film.").wait_for()
     assert Candidate.objects.get(pk=fine.pk).text == "A thrilling film."
+    assert page.evaluate("window.__marker") == "kept", "the page was reloaded, not swapped"
+
+    # 3b. Tick the edited one and accept it in bulk: the results come back in place.
+    page.get_by_label(f"Tick candidate {fine.id}").check()
+    page.get_by_role("button", name="Accept ticked").click()
+    page.get_by_text("1 candidate(s) accepted.").wait_for()
+    assert Candidate.objects.get(pk=fine.pk).status == CandidateStatus.SELECTED
     assert page.evaluate("window.__marker") == "kept", "the page was reloaded, not swapped"
 
     # 4. Promote two candidates of the first original to a gold round.

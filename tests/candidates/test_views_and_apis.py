@@ -29,9 +29,11 @@ def test_start_shows_live_progress_and_cancel(
     run = GenerationRun.objects.get(campaign=campaign)
     assert 'hx-trigger="every 2s"' in html and "0 of 1 chunks done" in html
     assert reverse("run-cancel", args=[campaign.id, run.id]) in html
-    again = client.post(reverse("run-start", args=[campaign.id]))
+    again = client.post(reverse("run-start", args=[campaign.id]), HTTP_HX_REQUEST="true")
     assert again.status_code == 409 and "already has a generation run" in again.content.decode()
-    cancelled = client.post(reverse("run-cancel", args=[campaign.id, run.id]))
+    cancelled = client.post(
+        reverse("run-cancel", args=[campaign.id, run.id]), HTTP_HX_REQUEST="true"
+    )
     assert "Cancelled" in cancelled.content.decode()
     assert 'hx-trigger="every 2s"' not in cancelled.content.decode()  # polling stops
 

@@ -40,6 +40,7 @@ def test_uploaded_predictions_render_table2_and_its_chart(client, researcher, la
     response = client.post(
         reverse("evaluation-run", args=[labeled.campaign.id]),
         {"kind": "table2", "predictions": jsonl("p.jsonl", exact_predictions(labeled))},
+        HTTP_HX_REQUEST="true",
     )
 
     html = response.content.decode()
@@ -59,6 +60,7 @@ def test_table3_renders_comp_and_aug_rows(client, researcher, evaluable):
     response = client.post(
         reverse("evaluation-run", args=[evaluable.campaign.id]),
         {"kind": "table3", "test_fraction": "0.5", "seeds": "0, 1", "n": "", "m": ""},
+        HTTP_HX_REQUEST="true",
     )
 
     html = response.content.decode()

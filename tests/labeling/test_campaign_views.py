@@ -25,7 +25,7 @@ def test_opening_without_units_says_what_to_do_first(logged_in, campaign):
 
 def test_open_warns_about_missing_gold_then_pause(logged_in, campaign):
     make_unit(make_original(campaign))
-    response = logged_in.post(reverse("labeling-open", args=[campaign.id]))
+    response = logged_in.post(reverse("labeling-open", args=[campaign.id]), HTTP_HX_REQUEST="true")
     assert response.status_code == 200
     page = response.content.decode()
     assert "Fewer active gold rounds" in page and "No training round exists" in page
@@ -33,10 +33,15 @@ def test_open_warns_about_missing_gold_then_pause(logged_in, campaign):
     campaign.refresh_from_db()
     assert campaign.status == CampaignStatus.LABELING
 
-    assert logged_in.post(reverse("labeling-pause", args=[campaign.id])).status_code == 200
+    assert (
+        logged_in.post(
+            reverse("labeling-pause", args=[campaign.id]), HTTP_HX_REQUEST="true"
+        ).status_code
+        == 200
+    )
     campaign.refresh_from_db()
     assert campaign.status == CampaignStatus.PAUSED
-    again = logged_in.post(reverse("labeling-pause", args=[campaign.id]))
+    again = logged_in.post(reverse("labeling-pause", args=[campaign.id]), HTTP_HX_REQUEST="true")
     assert again.status_code == 409 and b"Only a campaign that is open" in again.content
 
 
@@ -45,7 +50,9 @@ def test_with_gold_and_training_rounds_there_is_no_warning(logged_in, campaign):
     make_gold_round(campaign, "gold")
     make_gold_round(campaign, "gold")
     make_gold_round(campaign, "training")
-    page = logged_in.post(reverse("labeling-open", args=[campaign.id])).content.decode()
+    page = logged_in.post(
+        reverse("labeling-open", args=[campaign.id]), HTTP_HX_REQUEST="true"
+    ).content.decode()
     assert "Fewer active gold" not in page and "No training round" not in page
 
 
@@ -65,7 +72,7 @@ def test_opening_right_after_an_import_waits_for_the_units_being_built(logged_in
 
     make_original(campaign)
     select_units.enqueue(campaign.id)  # what an import or a finished run queues
-    response = logged_in.post(reverse("labeling-open", args=[campaign.id]))
+    response = logged_in.post(reverse("labeling-open", args=[campaign.id]), HTTP_HX_REQUEST="true")
     assert response.status_code == 200
     assert "still being built" in response.content.decode()
     campaign.refresh_from_db()

@@ -87,13 +87,13 @@ def test_the_campaign_page_orders_by_budget(client, researcher, ordered_campaign
     page = client.get(reverse("campaign-labeling", args=[campaign.id])).content.decode()
     assert 'id="labeling-order"' in page
     url = reverse("labeling-order", args=[campaign.id])
-    response = client.post(url, {"budget": "2"})
+    response = client.post(url, {"budget": "2"}, HTTP_HX_REQUEST="true")
     assert response.status_code == 200
     assert (
         "The 2 most diverse of the open originals (budget 2) come first"
         in response.content.decode()
     )
-    bad = client.post(url, {"budget": "many"})
+    bad = client.post(url, {"budget": "many"}, HTTP_HX_REQUEST="true")
     assert bad.status_code == 400 and "whole number" in bad.content.decode()
 
 

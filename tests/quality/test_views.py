@@ -50,7 +50,9 @@ def test_the_report_fragment_and_refresh(browser_client, labeled):
     assert fragment.status_code == 200
     assert fragment.content.decode().lstrip().startswith("{#") is False
     assert 'id="quality-report"' in fragment.content.decode()
-    refreshed = browser_client.post(reverse("quality-refresh", args=[labeled.id]))
+    refreshed = browser_client.post(
+        reverse("quality-refresh", args=[labeled.id]), HTTP_HX_REQUEST="true"
+    )
     assert refreshed.status_code == 200
     assert "Quality control ran: 1 of 2 workers qualified" in refreshed.content.decode()
     assert refreshed["HX-Trigger"] == "decisions-changed"
@@ -111,16 +113,24 @@ def test_generated_names_in_the_charts_and_their_tables_are_escaped(browser_clie
 def test_decisions_change_through_the_page(browser_client, labeled):
     decision = WorkerDecision.objects.filter(campaign=labeled, action="approve").first()
     url = reverse("quality-decision-update", args=[labeled.id, decision.id])
-    bad = browser_client.post(url, {"state": "confirmed", "action": "reject"})
+    bad = browser_client.post(
+        url, {"state": "confirmed", "action": "reject"}, HTTP_HX_REQUEST="true"
+    )
     assert bad.status_code == 400
     assert "Say why you reject this assignment." in bad.content.decode()
-    good = browser_client.post(url, {"state": "confirmed", "reason": "Good work, thanks."})
+    good = browser_client.post(
+        url, {"state": "confirmed", "reason": "Good work, thanks."}, HTTP_HX_REQUEST="true"
+    )
     assert good.status_code == 200
     decision.refresh_from_db()
     assert decision.state == DecisionState.CONFIRMED and decision.reason == "Good work, thanks."
-    bad_amount = browser_client.post(url, {"state": "confirmed", "amount": "lots"})
+    bad_amount = browser_client.post(
+        url, {"state": "confirmed", "amount": "lots"}, HTTP_HX_REQUEST="true"
+    )
     assert bad_amount.status_code == 400
-    sent = browser_client.post(reverse("quality-decisions-apply", args=[labeled.id]))
+    sent = browser_client.post(
+        reverse("quality-decisions-apply", args=[labeled.id]), HTTP_HX_REQUEST="true"
+    )
     assert "1 decision(s) sent to the platforms." in sent.content.decode()
 
 

@@ -123,24 +123,23 @@ def secret_key(*, production: bool, state_dir: Path) -> str:
     return key
 
 
+# What every SQLite database gets, the default one and one named by a sqlite:// URL: WAL
+# lets the web server and db_worker processes read while one writes; IMMEDIATE takes the
+# write lock when a transaction starts, so two writers queue on the busy timeout instead
+# of one failing with "database is locked" when it upgrades a read lock.
+SQLITE_OPTIONS = {
+    "transaction_mode": "IMMEDIATE",
+    "timeout": 20,
+    "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+}
+
+
 def database(*, url: str | None, sqlite_path: Path) -> dict:
     """The default database: SQLite in the state directory, or DATABASE_URL."""
     import dj_database_url
 
     if not url:
-        return {
-            "ENGINE": "django.db.backends.sqlite3",
-            "NAME": str(sqlite_path),
-            # WAL lets the web server and db_worker processes read while one writes.
-            "OPTIONS": {
-                "transaction_mode": "IMMEDIATE",
-                "timeout": 20,
-                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-            },
-            # Tests get a file too: an in-memory database shared between the live
-            # server's threads locks whole tables and ignores the busy timeout.
-            "TEST": {"NAME": str(sqlite_path.with_name("test-" + sqlite_path.name))},
-        }
+        return _sqlite({"ENGINE": "django.db.backends.sqlite3", "NAME": str(sqlite_path)})
     scheme = url.split("://", 1)[0] if "://" in url else ""
     if scheme not in {"postgres", "postgresql", "pgsql", "sqlite"}:
         raise ImproperlyConfigured(
@@ -152,4 +151,18 @@ def database(*, url: str | None, sqlite_path: Path) -> dict:
         raise ImproperlyConfigured(f"DATABASE_URL could not be read: {error}.") from None
     if config["ENGINE"] == "django.db.backends.postgresql":
         config.setdefault("OPTIONS", {})["connect_timeout"] = 5
+    elif config["ENGINE"] == "django.db.backends.sqlite3":
+        config = _sqlite(config)
+    return config
+
+
+def _sqlite(config: dict) -> dict:
+    """SQLITE_OPTIONS (a URL's own options win), and a test database in a file beside it:
+    an in-memory database shared between the live server's threads locks whole tables and
+    ignores the busy timeout."""
+    config = {**config, "OPTIONS": {**SQLITE_OPTIONS, **config.get("OPTIONS", {})}}
+    name = str(config["NAME"])
+    if name and name != ":memory:" and not name.startswith("file:"):
+        path = Path(name)
+        config.setdefault("TEST", {}).setdefault("NAME", str(path.with_name("test-" + path.name)))
     return config

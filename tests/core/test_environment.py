@@ -88,6 +88,22 @@ def test_database_defaults_to_sqlite(tmp_path: Path):
     assert config["NAME"] == str(tmp_path / "db.sqlite3")
 
 
+def test_sqlite_waits_for_a_writer_by_default_and_by_url(tmp_path: Path):
+    """The demo's web server and db_worker share one SQLite file: both ways of naming it
+    get WAL, IMMEDIATE transactions and a busy timeout, so neither fails "locked"."""
+    default = environment.database(url=None, sqlite_path=tmp_path / "db.sqlite3")
+    by_url = environment.database(url=f"sqlite:///{tmp_path}/demo.sqlite3", sqlite_path=tmp_path)
+    for config in (default, by_url):
+        assert config["ENGINE"] == "django.db.backends.sqlite3"
+        assert config["OPTIONS"]["transaction_mode"] == "IMMEDIATE"
+        assert config["OPTIONS"]["timeout"] == 20
+        assert "journal_mode=WAL" in config["OPTIONS"]["init_command"]
+    assert by_url["NAME"] == f"{tmp_path}/demo.sqlite3"
+    assert by_url["TEST"]["NAME"] == f"{tmp_path}/test-demo.sqlite3"
+    memory = environment.database(url="sqlite://:memory:", sqlite_path=tmp_path)
+    assert memory["OPTIONS"]["transaction_mode"] == "IMMEDIATE" and "TEST" not in memory
+
+
 def test_database_url_selects_postgres(tmp_path: Path):
     config = environment.database(
         url="postgres://someone:secret@db.internal:5433/labels", sqlite_path=tmp_path / "x"

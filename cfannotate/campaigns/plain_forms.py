@@ -12,8 +12,10 @@ swap in. `@plain_form_fallback` turns that answer into what a plain browser need
 - refused (4xx or 5xx): the section's page with the block inside it, its error next to the
   form and what was typed still in the fields, with the same status.
 
-htmx requests pass through unchanged. Views that already answer plain posts themselves
-(the uploads, the settings form, the crowd platforms block) do not need it.
+A plain GET of a block that a page loads with htmx (the model evaluation) is that block in
+its section's page. htmx requests pass through unchanged. Views that already answer plain
+requests themselves (the uploads, the settings form, the crowd platforms block) do not
+need it.
 """
 
 from collections.abc import Callable
@@ -31,7 +33,12 @@ from cfannotate.campaigns.sections import SECTION_BY_KEY, SECTIONS, Section, sec
 from cfannotate.core.htmx import HtmxHttpRequest
 
 PAGE = "campaigns/plain_form_result.html"
-SECTION_PAGES = {section.url_name for section in SECTIONS}
+# The pages a done plain post may go back to: the sections, and the blocks that a section
+# loads after it with htmx and that are pages of their own without it.
+BACK_PAGES = {section.url_name for section in SECTIONS} | {
+    "crowd-platforms",
+    "evaluation-fragment",
+}
 
 
 class HttpResponseSeeOther(HttpResponseRedirect):
@@ -66,8 +73,8 @@ def _section_url(request, section: Section) -> str:
 
 
 def _back_url(request, section: Section) -> str:
-    """The page the form was on: the Referer, if it is one of this campaign's section pages
-    on this site (its query kept: the review page's filters), else the route's section."""
+    """The page the form was on: the Referer, if it is one of this campaign's BACK_PAGES on
+    this site (its query kept: the review page's filters), else the route's section."""
     referer = request.headers.get("Referer", "")
     own_site = url_has_allowed_host_and_scheme(
         referer, allowed_hosts={request.get_host()}, require_https=request.is_secure()
@@ -79,7 +86,7 @@ def _back_url(request, section: Section) -> str:
             match = None
         if (
             match is not None
-            and match.url_name in SECTION_PAGES
+            and match.url_name in BACK_PAGES
             and match.kwargs.get("campaign_id") == request.campaign.id
         ):
             return referer

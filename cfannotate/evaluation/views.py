@@ -45,6 +45,7 @@ def _fragment(request, campaign: Campaign, *, status: int = 200, **extra) -> Tem
 
 @campaign_owner_required
 @require_GET
+@plain_form_fallback
 def evaluation_fragment(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     return _fragment(request, request.campaign)
 

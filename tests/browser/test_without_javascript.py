@@ -72,3 +72,11 @@ def test_a_researcher_works_without_javascript(live_server, plain_page):
     page.goto(f"{base}/quality/")
     page.get_by_role("button", name="Run quality control now").click()
     page.get_by_role("status").get_by_text("Quality control ran").wait_for()
+
+    # The model evaluation, which the exports page loads with htmx, is a page of its own.
+    page.goto(f"{base}/exports/")
+    page.get_by_role("link", name="Open the model evaluation").click()
+    page.get_by_role("heading", name="Model evaluation").wait_for()
+    page.get_by_role("button", name="Run Table 3: augmentation").click()
+    page.get_by_role("heading", name="Model evaluation").wait_for()
+    assert page.get_by_role("alert").count() == 1  # too few labeled originals, said in place

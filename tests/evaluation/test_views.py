@@ -25,10 +25,13 @@ def test_the_campaign_page_loads_the_section(client, researcher, campaign):
 def test_the_empty_section_offers_both_runs(client, researcher, campaign):
     client.force_login(researcher)
 
-    response = client.get(reverse("evaluation-fragment", args=[campaign.id]))
+    response = client.get(
+        reverse("evaluation-fragment", args=[campaign.id]), HTTP_HX_REQUEST="true"
+    )
 
     html = response.content.decode()
     assert response.status_code == 200
+    assert html.lstrip().startswith('<section id="evaluation"')
     assert "No contrast-set evaluation yet." in html
     assert "No augmentation experiment yet." in html
     assert html.count(f'hx-post="{reverse("evaluation-run", args=[campaign.id])}"') == 2
@@ -52,6 +55,32 @@ def test_uploaded_predictions_render_table2_and_its_chart(client, researcher, la
     assert "<svg" in html and "Accuracy on originals and contrast set" in html
     assert 'class="series-4"' in html  # interval whiskers
     assert Evaluation.objects.get().created_by == researcher
+
+
+def test_without_htmx_the_section_is_a_page_and_a_run_comes_back_to_it(client, researcher, labeled):
+    """No JavaScript: the exports page links to the evaluation, a page of its own, whose
+    forms post plainly; a run goes back to it, saying what it did."""
+    client.force_login(researcher)
+    campaign_id = labeled.campaign.id
+    section = reverse("evaluation-fragment", args=[campaign_id])
+    assert (
+        f'href="{section}"'
+        in client.get(reverse("campaign-exports", args=[campaign_id])).content.decode()
+    )
+    page = client.get(section).content.decode()
+    run = reverse("evaluation-run", args=[campaign_id])
+    assert "<h1>Exports</h1>" in page and "No contrast-set evaluation yet." in page
+    assert f'method="post" action="{run}" enctype="multipart/form-data"' in page
+
+    response = client.post(
+        run,
+        {"kind": "table2", "predictions": jsonl("p.jsonl", exact_predictions(labeled))},
+        HTTP_REFERER=f"http://testserver{section}",
+    )
+    assert response.status_code == 303 and response["Location"] == f"http://testserver{section}"
+    shown = client.get(section).content.decode()
+    assert "Contrast set (Table 2) computed with the uploaded predictions." in shown
+    assert '<th scope="col" class="num">Consistency</th>' in shown
 
 
 def test_table3_renders_comp_and_aug_rows(client, researcher, evaluable):

@@ -33,12 +33,9 @@ from cfannotate.campaigns.sections import SECTION_BY_KEY, SECTIONS, Section, sec
 from cfannotate.core.htmx import HtmxHttpRequest
 
 PAGE = "campaigns/plain_form_result.html"
-# The pages a done plain post may go back to: the sections, and the blocks that a section
-# loads after it with htmx and that are pages of their own without it.
-BACK_PAGES = {section.url_name for section in SECTIONS} | {
-    "crowd-platforms",
-    "evaluation-fragment",
-}
+# The pages a done plain post may go back to: the sections, and the model evaluation, which
+# the exports section loads after itself with htmx and is a page of its own without it.
+BACK_PAGES = {section.url_name for section in SECTIONS} | {"evaluation-fragment"}
 
 
 class HttpResponseSeeOther(HttpResponseRedirect):

@@ -51,6 +51,21 @@ def test_researcher_reads_the_charts_and_confirms_a_decision(live_server, page):
     page.get_by_text("Quality control ran: 1 of 2 workers qualified").wait_for()
     # The report was swapped anew; the table the researcher opened is still open in it.
     assert page.get_by_role("table", name="Each worker's median time per round").is_visible()
+
+    # Sending to the platforms asks first (htmx's confirm on the form); no, then yes.
+    asked = []
+
+    def answer(dialog, accept):
+        asked.append(dialog.message)
+        dialog.accept() if accept else dialog.dismiss()
+
+    page.once("dialog", lambda dialog: answer(dialog, accept=False))
+    page.get_by_role("button", name="Send confirmed decisions").click()
+    page.once("dialog", lambda dialog: answer(dialog, accept=True))
+    page.get_by_role("button", name="Send confirmed decisions").click()
+    page.get_by_text("1 decision(s) sent to the platforms").wait_for()
+    assert asked == ["Send every confirmed decision to the workers' platforms?"] * 2
+    assert WorkerDecision.objects.get(pk=rejection.pk).state == DecisionState.APPLIED
     assert page.console_errors == []
 
 

@@ -49,6 +49,32 @@ def test_every_htmx_post_in_the_templates_is_also_a_plain_form():
     assert missing == {}
 
 
+HX_GET_CONTROL = re.compile(r"<(a|button)\b([^>]*\bhx-get=\"[^\"]*\"[^>]*)>", re.S)
+
+
+def _hx_get_controls_without_a_link(text: str) -> list[str]:
+    """A link or button that htmx fetches with must be a link to a page too (`href`)."""
+    return [
+        f"line {text[: match.start()].count(chr(10)) + 1}: <{match.group(1)}>"
+        for match in HX_GET_CONTROL.finditer(text)
+        if match.group(1) == "button" or "href=" not in match.group(2)
+    ]
+
+
+def test_every_htmx_fetch_a_researcher_clicks_is_also_a_link():
+    missing = {
+        str(path.relative_to(TEMPLATES)): problems
+        for path in sorted(TEMPLATES.rglob("*.html"))
+        if (problems := _hx_get_controls_without_a_link(path.read_text(encoding="utf-8")))
+    }
+    assert missing == {}
+    assert _hx_get_controls_without_a_link('<button hx-get="/row/">Cancel</button>') == [
+        "line 1: <button>"
+    ]
+    assert _hx_get_controls_without_a_link('<a hx-get="/row/">Edit</a>') == ["line 1: <a>"]
+    assert _hx_get_controls_without_a_link('<a href="/edit/" hx-get="/edit/">Edit</a>') == []
+
+
 def test_the_template_check_finds_a_bare_htmx_button():
     bare = '<button class="button" hx-post="/x/" hx-target="#y">Go</button>'
     other_url = '<form method="post" action="/y/" hx-post="/x/"><button>Go</button></form>'

@@ -64,3 +64,19 @@ def test_import_candidates_reports_a_missing_campaign_or_file(campaign, args, me
     args = [arg.format(campaign=campaign.id) for arg in args]
     with pytest.raises(CommandError, match=message):
         call_command("import_candidates", *args)
+
+
+@pytest.mark.parametrize(
+    "device, message",
+    [
+        ("tpu", "Unknown device 'tpu': use 'auto', 'cpu', 'cuda' or 'cuda:N'."),
+        ("cuda:99", "Device 'cuda:99' asked for, but"),
+    ],
+)
+def test_generate_refuses_a_device_before_it_starts_a_run(campaign, device, message):
+    from cfannotate.candidates.models import GenerationRun
+
+    with pytest.raises(CommandError) as caught:
+        call_command("generate", campaign.id, "--device", device)
+    assert str(caught.value).startswith(message)
+    assert not GenerationRun.objects.filter(campaign=campaign).exists()

@@ -33,13 +33,17 @@ class Command(BaseCommand):
     ):
         from tqdm import tqdm
 
-        from generation.models import ModelUnavailable
+        from generation.models import ModelUnavailable, resolve_device
 
         found = Campaign.objects.filter(pk=campaign).first()
         if found is None:
             raise CommandError(f"No campaign with id {campaign}.")
         if limit is not None and limit < 1:
             raise CommandError("--limit must be at least 1.")
+        try:
+            resolve_device(device)  # a device this machine lacks stops here, before any run
+        except ValueError as error:
+            raise CommandError(str(error)) from None
         ids = list(found.originals.order_by("id").values_list("id", flat=True)[:limit])
         try:
             run = generation_run_create(campaign=found, chunk_size=chunk_size, original_ids=ids)

@@ -98,10 +98,11 @@ def training_summary(report: TrainingReport) -> str:
 
 
 def train_command(args: argparse.Namespace) -> int:
-    from generation.models import DEFAULT_MODEL
+    from generation.models import DEFAULT_MODEL, resolve_device
 
     if args.report_originals < 1:
         raise ValueError("--report-originals must be at least 1")
+    resolve_device(args.device)  # a device this machine lacks stops here, not after the data
     # 1. The pairs, and the report's data checked before hours of training.
     by_source = read_training_pairs(args)
     report_folder = report_data(args)

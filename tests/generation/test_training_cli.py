@@ -188,6 +188,14 @@ def test_report_originals_must_be_positive(tmp_path, capsys):
     assert err == ["train: --report-originals must be at least 1"]
 
 
+def test_a_device_this_machine_lacks_is_refused_before_the_data_is_read(tmp_path, capsys):
+    status, _, err = run_train(
+        capsys, "--data", str(tmp_path / "nowhere"), "--output", "x", "--device", "tpu"
+    )
+    assert status == cli.EXIT_USAGE
+    assert err == ["train: Unknown device 'tpu': use 'auto', 'cpu', 'cuda' or 'cuda:N'."]
+
+
 @pytest.mark.slow
 def test_the_trained_model_gets_the_real_quality_table(
     tmp_path_factory, tmp_path, capsys, monkeypatch, one_torch_thread

@@ -10,7 +10,10 @@ swap in. `@plain_form_fallback` turns that answer into what a plain browser need
   on, or to the route's campaign section, with the block's `message` and `warnings` as
   flash messages, so a reload does not post again;
 - refused (4xx or 5xx): the section's page with the block inside it, its error next to the
-  form and what was typed still in the fields, with the same status.
+  form and what was typed still in the fields, with the same status;
+- not yet done because it asks first (the block's context has `asks_to_confirm`: what
+  htmx asks in a dialog, like sending decisions to the platforms): the section's page
+  with the block and its question.
 
 A plain GET of a block that a page loads with htmx (the model evaluation) is that block in
 its section's page. htmx requests pass through unchanged. Views that already answer plain
@@ -51,8 +54,13 @@ def plain_form_fallback(view: Callable) -> Callable:
         if request.htmx or not isinstance(response, TemplateResponse):
             return response
         section = _section(request)
-        if request.method == "POST" and response.status_code < 400:
-            _flash(request, response.context_data or {})
+        context = response.context_data or {}
+        if (
+            request.method == "POST"
+            and response.status_code < 400
+            and not context.get("asks_to_confirm")
+        ):
+            _flash(request, context)
             return HttpResponseSeeOther(_back_url(request, section))
         return _page(request, response, section)
 

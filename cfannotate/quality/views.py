@@ -170,7 +170,13 @@ def decisions_confirm_view(request: HtmxHttpRequest, campaign_id: int) -> HttpRe
 @require_POST
 @plain_form_fallback
 def decisions_apply_view(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
+    """Sends only when the post says `confirmed=yes`: the button's htmx request does after
+    its confirm dialog; a plain post (htmx not loaded yet) is asked first, in the page."""
     campaign = request.campaign
+    if request.POST.get("confirmed") != "yes":
+        waiting = decisions_for(campaign, state=DecisionState.CONFIRMED).count()
+        context = _decisions_context(campaign, asks_to_confirm=True, confirmed_count=waiting)
+        return TemplateResponse(request, "quality/_decisions.html", context)
     applied, failed = decisions_apply(campaign=campaign)
     message = f"{applied} decision(s) sent to the platforms"
     message += f", {failed} refused (see the errors below)." if failed else "."

@@ -128,10 +128,34 @@ def test_decisions_change_through_the_page(browser_client, labeled):
         url, {"state": "confirmed", "amount": "lots"}, HTTP_HX_REQUEST="true"
     )
     assert bad_amount.status_code == 400
-    sent = browser_client.post(
-        reverse("quality-decisions-apply", args=[labeled.id]), HTTP_HX_REQUEST="true"
-    )
+    apply = reverse("quality-decisions-apply", args=[labeled.id])
+    sent = browser_client.post(apply, {"confirmed": "yes"}, HTTP_HX_REQUEST="true")
     assert "1 decision(s) sent to the platforms." in sent.content.decode()
+
+
+def test_sending_decisions_without_the_confirmation_asks_first(browser_client, labeled):
+    """A plain post (htmx not loaded: no confirm dialog) is asked in the page; yes sends."""
+    decision = WorkerDecision.objects.filter(campaign=labeled, action="approve").first()
+    update = reverse("quality-decision-update", args=[labeled.id, decision.id])
+    browser_client.post(update, {"state": "confirmed", "reason": "Thanks."}, HTTP_HX_REQUEST="true")
+    apply = reverse("quality-decisions-apply", args=[labeled.id])
+    page = reverse("quality-page", args=[labeled.id])
+
+    asked = browser_client.post(apply, HTTP_REFERER=f"http://testserver{page}")
+    html = asked.content.decode()
+    assert asked.status_code == 200 and "<h1>Quality</h1>" in html
+    assert "Send 1 confirmed decision to the workers' platforms?" in html
+    assert '<input type="hidden" name="confirmed" value="yes">' in html
+    decision.refresh_from_db()
+    assert decision.state == DecisionState.CONFIRMED  # nothing sent yet
+
+    sent = browser_client.post(apply, {"confirmed": "yes"}, HTTP_REFERER=f"http://testserver{page}")
+    assert sent.status_code == 303 and sent["Location"] == f"http://testserver{page}"
+    decision.refresh_from_db()
+    assert decision.state == DecisionState.APPLIED
+    # htmx without the confirmation (its hx-vals) asks too, in the block.
+    again = browser_client.post(apply, HTTP_HX_REQUEST="true")
+    assert "No decision is confirmed yet" in again.content.decode()
 
 
 def test_pages_are_for_the_owner_only(client, labeled):

@@ -32,8 +32,12 @@ def htmx_ready(page) -> None:
     A click that navigates does not wait for the new page to load; a control that
     htmx or worker.js drives does nothing when used before its deferred script has
     run, so call this once the new page's content is there.
+
+    The predicate is a function, not an expression: Playwright polls an expression by
+    evaluating a string in the page, which the site's CSP (no 'unsafe-eval') refuses as
+    soon as the first check comes out false.
     """
-    page.wait_for_function("document.readyState === 'complete' && window.htmx !== undefined")
+    page.wait_for_function("() => document.readyState === 'complete' && window.htmx !== undefined")
 
 
 @pytest.fixture(scope="session")

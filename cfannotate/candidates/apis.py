@@ -54,6 +54,9 @@ class ProgressSerializer(serializers.Serializer):
         help_text="Finished chunks' originals, and those running chunks have reported done "
         "(workers report about every second)."
     )
+    originals_cancelled = serializers.IntegerField(
+        help_text="Originals of the chunks a cancel dropped before a worker took them."
+    )
     seconds_left = serializers.FloatField(
         allow_null=True,
         help_text="Time left at the rate of originals so far; null while queued, before "

@@ -56,6 +56,7 @@ class RunProgress:
     # finished chunks whole, running ones as far as their worker has reported.
     originals_total: int = 0
     originals_done: int = 0
+    originals_cancelled: int = 0  # of the chunks a cancel dropped before a worker took them
     seconds_left: float | None = None  # at the rate of originals so far; None: not known
     # Chunks of a cancelled run that a worker still holds (lease not expired): they finish
     # and keep their candidates, so the page keeps watching until they end.
@@ -83,12 +84,13 @@ def run_progress(run: GenerationRun) -> RunProgress:
     rate (of originals, so that it moves within a chunk; workers report about every second).
     """
     running = held = 0
-    originals_total = originals_done = 0
+    originals_total = originals_done = originals_cancelled = 0
     now = timezone.now()
     for state, original_ids, done, lease in run.chunks.values_list(
         "state", "original_ids", "originals_done", "lease_expires_at"
     ):
         if state == ChunkState.CANCELLED:
+            originals_cancelled += len(original_ids)
             continue
         originals_total += len(original_ids)
         if state in (ChunkState.DONE, ChunkState.FAILED):
@@ -123,6 +125,7 @@ def run_progress(run: GenerationRun) -> RunProgress:
         failures=failures,
         originals_total=originals_total,
         originals_done=originals_done,
+        originals_cancelled=originals_cancelled,
         seconds_left=left,
         chunks_finishing=held if run.state == RunState.CANCELLED else 0,
     )

@@ -96,6 +96,7 @@ def test_cancelled_chunks_leave_the_total_and_a_report_past_the_chunk_is_capped(
     _running(run, seconds=5)
     progress = run_progress(run)
     assert (progress.originals_done, progress.originals_total) == (2, 4)
+    assert progress.originals_cancelled == 1
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,8 @@
 """Generation runs and candidate imports from the campaign page (htmx) and the API;
 owner-scoped, clear errors."""
 
+import re
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
@@ -35,6 +37,11 @@ def test_start_shows_live_progress_and_cancel(
         reverse("run-cancel", args=[campaign.id, run.id]), HTTP_HX_REQUEST="true"
     )
     assert "Cancelled" in cancelled.content.decode()
+    # The chunk was still queued: its originals are counted, as not started.
+    assert re.search(
+        r"0 of\s+3 originals</strong> ·\s+3 not started when the run was cancelled",
+        cancelled.content.decode(),
+    )
     assert 'hx-trigger="every 2s"' not in cancelled.content.decode()  # polling stops
 
 

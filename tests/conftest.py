@@ -47,6 +47,13 @@ def other_researcher(db):
 
 
 @pytest.fixture
+def logged_in(client, researcher):
+    """The test client, signed in as `researcher`."""
+    client.force_login(researcher)
+    return client
+
+
+@pytest.fixture
 def api_client(researcher):
     client = APIClient()
     client.force_authenticate(researcher)

@@ -23,9 +23,13 @@ from cfannotate.labeling.models import (
 _sequence = itertools.count(1)
 
 
+# Every user the factories make signs in with this password.
+TEST_PASSWORD = "pw-for-tests"
+
+
 def make_user(username: str | None = None, **extra):
     username = username or f"user{next(_sequence)}"
-    return get_user_model().objects.create_user(username=username, password="pw-for-tests", **extra)
+    return get_user_model().objects.create_user(username=username, password=TEST_PASSWORD, **extra)
 
 
 def make_campaign(owner=None, task_type: str = TaskType.SENTIMENT, **kwargs) -> Campaign:

@@ -26,6 +26,16 @@ def chromium_path() -> str:
     return path
 
 
+def log_in(page, base_url: str, username: str) -> None:
+    """Sign in through the login page, as a researcher does (a `make_user` user)."""
+    from tests.factories import TEST_PASSWORD
+
+    page.goto(f"{base_url}/accounts/login/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", TEST_PASSWORD)
+    page.click("button[type=submit]")
+
+
 def htmx_ready(page) -> None:
     """Wait until the page (or frame) a click led to has run its scripts, htmx included.
 

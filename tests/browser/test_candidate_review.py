@@ -5,17 +5,10 @@ import pytest
 
 from cfannotate.candidates.models import Candidate, CandidateStatus
 from cfannotate.labeling.models import GoldRound
-from tests.browser.conftest import htmx_ready
+from tests.browser.conftest import htmx_ready, log_in
 from tests.factories import make_campaign, make_candidate, make_original, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-def _log_in(page, live_server, username):
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", "pw-for-tests")
-    page.click("button[type=submit]")
 
 
 def test_review_reject_edit_and_promote_to_gold(live_server, page):
@@ -28,7 +21,7 @@ def test_review_reject_edit_and_promote_to_gold(live_server, page):
     film = make_original(campaign, text="A dull film.", label="negative")
     fine = make_candidate(film, text="A fine film.", control_code="lexical")
 
-    _log_in(page, live_server, "gina")
+    log_in(page, live_server.url, "gina")
     page.goto(f"{live_server.url}/campaigns/{campaign.id}/")
     sections = page.get_by_role("navigation", name="Campaign sections")
     sections.get_by_role("link", name="Generation", exact=True).click()
@@ -104,7 +97,7 @@ def test_upload_predicted_labels_refused_then_stored(live_server, page, tmp_path
     good = tmp_path / "good.csv"
     good.write_text(f"id,label,confidence\n{negated.id},negative,0.9\n", encoding="utf-8")
 
-    _log_in(page, live_server, "hana")
+    log_in(page, live_server.url, "hana")
     page.goto(f"{live_server.url}/campaigns/{campaign.id}/candidates/")
     page.get_by_text("Upload your predicted labels").click()
 

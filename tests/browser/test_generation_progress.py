@@ -7,7 +7,7 @@ import pytest
 from cfannotate.candidates import runs
 from cfannotate.candidates.models import Candidate, GenerationRun
 from generation.models import load_causal_lm
-from tests.browser.conftest import htmx_ready
+from tests.browser.conftest import htmx_ready, log_in
 from tests.factories import make_campaign, make_original, make_user
 from tests.generation.tiny_models import tiny_lm_directory
 
@@ -41,10 +41,7 @@ def test_progress_moves_within_a_chunk_and_the_candidates_appear_without_reload(
         make_original(campaign, text=text, label=label)
     tiny_lm = load_causal_lm(tiny_lm_directory(tmp_path_factory, "gpt2"), device="cpu")
 
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.fill("#id_username", "erin")
-    page.fill("#id_password", "pw-for-tests")
-    page.click("button[type=submit]")
+    log_in(page, live_server.url, "erin")
     page.get_by_role("link", name="Live progress").click()
     sections = page.get_by_role("navigation", name="Campaign sections")
     sections.get_by_role("link", name="Generation", exact=True).click()

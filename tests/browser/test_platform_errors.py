@@ -4,6 +4,7 @@ server's whole error page never replaces a block of the page."""
 import pytest
 
 from cfannotate.crowd import campaign_views
+from tests.browser.conftest import log_in
 from tests.crowd import fake_prolific
 from tests.factories import make_labeling_campaign, make_user
 
@@ -27,10 +28,7 @@ def _platforms_page(live_server, page, name):
     campaign = make_labeling_campaign(units=2)
     campaign.owner = researcher
     campaign.save(update_fields=["owner"])
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.fill("#id_username", name)
-    page.fill("#id_password", "pw-for-tests")
-    page.click("button[type=submit]")
+    log_in(page, live_server.url, name)
     page.goto(f"{live_server.url}/campaigns/{campaign.id}/platforms/")
     return campaign
 

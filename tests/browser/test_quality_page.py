@@ -4,7 +4,7 @@ import pytest
 
 from cfannotate.quality.models import DecisionState, WorkerDecision
 from cfannotate.quality.services import quality_refresh
-from tests.browser.conftest import htmx_ready
+from tests.browser.conftest import htmx_ready, log_in
 from tests.factories import make_labeling_campaign, make_user
 from tests.quality.conftest import work
 
@@ -22,10 +22,7 @@ def test_researcher_reads_the_charts_and_confirms_a_decision(live_server, page):
     guesser, _ = work(campaign, seconds=8, gold_right=2, real=lambda _: (True, "positive"))
     quality_refresh(campaign=campaign)
 
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.fill("#id_username", "erin")
-    page.fill("#id_password", "pw-for-tests")
-    page.click("button[type=submit]")
+    log_in(page, live_server.url, "erin")
     page.goto(f"{live_server.url}/campaigns/{campaign.id}/")
     sections = page.get_by_role("navigation", name="Campaign sections")
     sections.get_by_role("link", name="Quality", exact=True).click()
@@ -79,10 +76,7 @@ def test_a_refused_change_shows_its_message(live_server, page):
     work(campaign, seconds=30, real=lambda _: (True, "negative"))
     quality_refresh(campaign=campaign)
 
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.fill("#id_username", "frank")
-    page.fill("#id_password", "pw-for-tests")
-    page.click("button[type=submit]")
+    log_in(page, live_server.url, "frank")
     page.goto(f"{live_server.url}/campaigns/{campaign.id}/quality/")
     form = page.locator("#decisions form").first
     form.locator("select[name=action]").select_option("reject")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.browser.conftest import htmx_ready
+from tests.browser.conftest import htmx_ready, log_in
 from tests.factories import make_campaign, make_original, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -14,10 +14,7 @@ def test_login_browse_and_page_with_htmx(live_server, page):
     for index in range(30):
         make_original(campaign, text=f"Review number {index:02d}")
 
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.fill("#id_username", "carol")
-    page.fill("#id_password", "pw-for-tests")
-    page.click("button[type=submit]")
+    log_in(page, live_server.url, "carol")
     page.get_by_role("link", name="Browser reviews").click()
     # The originals are the campaign's data section, one click from every campaign page.
     nav = page.get_by_role("navigation", name="Campaign sections")

@@ -2,6 +2,7 @@
 
 import pytest
 
+from tests.browser.conftest import log_in
 from tests.factories import make_campaign, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -20,10 +21,7 @@ def test_upload_preview_remap_and_import(live_server, page, settings, tmp_path):
     data = tmp_path / "reviews.csv"
     data.write_text(CSV, encoding="utf-8")
 
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.fill("#id_username", "erin")
-    page.fill("#id_password", "pw-for-tests")
-    page.click("button[type=submit]")
+    log_in(page, live_server.url, "erin")
     page.goto(f"{live_server.url}/campaigns/{campaign.id}/data/")
     assert page.get_by_text("No originals yet.").is_visible()
 

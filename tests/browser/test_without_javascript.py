@@ -6,6 +6,7 @@ import pytest
 
 from cfannotate.campaigns.models import Campaign, CampaignStatus
 from cfannotate.candidates.models import Candidate, CandidateStatus
+from tests.browser.conftest import log_in
 from tests.factories import make_campaign, make_candidate, make_original, make_unit, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -28,10 +29,7 @@ def test_a_researcher_works_without_javascript(live_server, plain_page):
     film = make_original(campaign, text="A dull film.", label="negative")
     fine = make_candidate(film, text="A fine film.", control_code="lexical")
 
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.fill("#id_username", "ida")
-    page.fill("#id_password", "pw-for-tests")
-    page.click("button[type=submit]")
+    log_in(page, live_server.url, "ida")
     base = f"{live_server.url}/campaigns/{campaign.id}"
 
     # Labeling refused (nothing to label): the section's page says why, with a way back.

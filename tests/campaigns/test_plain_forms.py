@@ -86,12 +86,6 @@ def test_the_template_check_finds_a_bare_htmx_button():
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def logged_in(client, researcher):
-    client.force_login(researcher)
-    return client
-
-
 def _messages(response) -> list[str]:
     return [str(message) for message in get_messages(response.wsgi_request)]
 

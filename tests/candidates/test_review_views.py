@@ -37,12 +37,6 @@ def campaign(researcher):
     return campaign
 
 
-@pytest.fixture
-def logged_in(client, researcher):
-    client.force_login(researcher)
-    return client
-
-
 def _candidate(text):
     return Candidate.objects.get(text=text)
 

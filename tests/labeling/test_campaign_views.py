@@ -7,12 +7,6 @@ from tests.factories import make_gold_round, make_original, make_unit
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def logged_in(client, researcher):
-    client.force_login(researcher)
-    return client
-
-
 def test_opening_without_units_says_what_to_do_first(logged_in, campaign):
     response = logged_in.post(
         reverse("labeling-open", args=[campaign.id]), headers={"HX-Request": "true"}

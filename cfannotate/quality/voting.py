@@ -2,11 +2,12 @@
 
 C.2 keeps a counterfactual "that at least one annotator deemed valid/fluent, and [on
 which] both annotators agreed on a particular class label". Generalized for K votes:
-kept when at least one qualified vote says valid, at least K qualified votes name the
-winning label, and the winning label's share of the qualified votes reaches the
-agreement threshold. With K = 2 and any threshold above one half this is C.2 exactly
-(both must agree); after a re-queue a third vote can settle a 1:1 split when the
-threshold allows two of three.
+kept when at least one qualified vote *for the winning label* says valid, at least K
+qualified votes name the winning label, and the winning label's share of the qualified
+votes reaches the agreement threshold. With K = 2 and any threshold above one half this
+is C.2 exactly (both must agree, so the valid vote is one of theirs); after a re-queue a
+third vote can settle a 1:1 split when the threshold allows two of three, but a label
+that only annotators who called x̂ invalid gave is not kept on a dissenter's "valid".
 """
 
 from collections import Counter
@@ -41,9 +42,10 @@ def vote_outcome(votes: Sequence[Vote], *, k: int, agreement_threshold: float) -
     label = None if tied else top_label
     agreement = top_count / len(votes)
     is_valid = any(vote.is_valid for vote in votes)
+    backed = any(vote.is_valid and vote.label == top_label for vote in votes)
     kept = (
         label is not None
-        and is_valid
+        and backed
         and top_count >= k
         and agreement >= agreement_threshold - 1e-9
     )

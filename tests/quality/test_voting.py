@@ -58,3 +58,22 @@ def test_an_unanimity_threshold_refuses_two_of_three():
 def test_k_3_needs_three_agreeing_votes():
     assert not outcome((True, "a"), (True, "a"), k=3).kept
     assert outcome((True, "a"), (True, "a"), (False, "a"), k=3).kept
+
+
+def test_the_valid_vote_must_back_the_winning_label():
+    # Two of three say positive, but both of them called x̂ invalid; the one "valid"
+    # came from the dissenter. C.2's "at least one annotator deemed valid" is one of
+    # the annotators who agreed on the label.
+    result = outcome((False, "positive"), (True, "negative"), (False, "positive"))
+    assert result.label == "positive" and result.is_valid
+    assert not result.kept
+    assert result.needs_more  # a dispute: another vote can settle it
+    settled = outcome(
+        (False, "positive"), (True, "negative"), (False, "positive"), (True, "positive")
+    )
+    assert settled.kept and settled.label == "positive"
+
+
+def test_with_k_2_the_rule_is_c2_whichever_vote_is_valid():
+    assert outcome((False, "positive"), (True, "positive")).kept
+    assert outcome((True, "positive"), (False, "positive")).kept

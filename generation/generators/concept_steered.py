@@ -24,6 +24,7 @@ from generation.generators.base import (
     candidate,
     input_problem,
 )
+from generation.generators.lexicon.opinion_lexicon import opinion_lexicon
 from generation.models import DEFAULT_MODEL, LoadedModel, load_cached
 from generation.neurologic import (
     CausalLMScorer,
@@ -80,22 +81,39 @@ def surface_forms(span: Span) -> tuple[str, ...]:
 
 
 def noun_chunk_spans(doc: Doc) -> list[Span]:
-    """Each noun chunk cut to its head noun and the nouns compounded onto it.
+    """Each noun chunk cut to its head noun and the nouns compounded onto it, opinion
+    words left out.
 
     "a loose collection" gives "collection" and "the source material" gives "source
     material": the content words, not the determiners or the (often sentiment-bearing)
-    adjectives, which the paper's ConceptNet linking leaves out too (§2.1).
+    adjectives, which the paper's ConceptNet linking leaves out too (§2.1). Nouns can
+    carry the sentiment as well ("a disaster", "a waste of a good cast", and "superb",
+    which the parser sometimes takes for a noun): a concept must appear in the
+    counterfactual, so a sentiment word made a concept would keep x's label. A chunk
+    whose head is an opinion word (the lexicon generators' VADER list) gives no concept,
+    and compounding stops at one ("love story" gives "story").
     """
     spans = []
     for chunk in doc.noun_chunks:
         root = chunk.root
-        if root.pos_ not in _NOUNS:  # pronoun chunks ("it", "I") evoke no concept
+        if root.pos_ not in _NOUNS or _is_opinion_word(root):  # pronouns evoke no concept
             continue
         start = root.i
-        while start > chunk.start and doc[start - 1].pos_ in _NOUNS:
+        while (
+            start > chunk.start
+            and doc[start - 1].pos_ in _NOUNS
+            and not _is_opinion_word(doc[start - 1])
+        ):
             start -= 1
         spans.append(doc[start : root.i + 1])
     return spans
+
+
+def _is_opinion_word(token) -> bool:
+    return (
+        opinion_lexicon().form_polarity(token.lower_, token.tag_, token.lemma_.lower())
+        is not None
+    )
 
 
 def extract_concepts(spans: Iterable[Span], max_concepts: int) -> list[Concept]:

@@ -76,6 +76,22 @@ def test_concepts_are_the_nouns_of_noun_chunks(parses):
     assert texts == ["movie", "collection", "analogies", "plot devices"]
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # The parser takes "superb" for a noun here; a concept must appear in the output,
+        # so it would have kept the review positive.
+        ("The acting was superb and the story was thrilling.", ["acting", "story"]),
+        ("This film is a disaster, a waste of a good cast.", ["film", "cast"]),
+        ("The plot is a mess but Tom Hanks is a delight.", ["plot", "Tom Hanks"]),
+        # Compounding stops at an opinion word: the content noun stays.
+        ("A horror movie with a great love story.", ["movie", "story"]),
+    ],
+)
+def test_sentiment_bearing_nouns_are_no_concepts(parses, text, expected):
+    assert [concept.text for concept in concepts_of(parses, text)] == expected
+
+
 def test_pronoun_chunks_and_repeats_give_no_extra_concepts(parses):
     assert concepts_of(parses, "It is what it is.") == []
     texts = [c.text for c in concepts_of(parses, "The movie was good and the movies were long.")]

@@ -281,6 +281,12 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--strategy", default="auto")
     parser.add_argument("--device", default="auto")
     parser.add_argument(
+        "--dtype",
+        default="auto",
+        help="Weights: auto (bf16 on a GPU or a CPU with bf16 instructions, else fp32), "
+        "float32, bfloat16 or float16.",
+    )
+    parser.add_argument(
         "--engines",
         default="loop,continuous",
         help="In-process engines to run, comma-separated (loop, continuous).",
@@ -330,11 +336,11 @@ def arguments() -> argparse.Namespace:
 def models_load(args: argparse.Namespace):
     """(the fluency filter's LM, the generating LM): the same one when the names match; no
     generating LM when nothing here decodes (a server and no ceiling)."""
-    fluency_lm = load_causal_lm(args.fluency_model, device=args.device)
+    fluency_lm = load_causal_lm(args.fluency_model, device=args.device, dtype=args.dtype)
     lm = None
     if args.backend == "inprocess" or not args.no_ceiling:
         lm = fluency_lm if args.model == args.fluency_model else None
-        lm = lm or load_causal_lm(args.model, device=args.device)
+        lm = lm or load_causal_lm(args.model, device=args.device, dtype=args.dtype)
     return fluency_lm, lm
 
 
@@ -342,6 +348,7 @@ def pipeline_settings(args: argparse.Namespace) -> PipelineSettings:
     return PipelineSettings(
         model=args.model,
         device=args.device,
+        dtype=args.dtype,
         polyjuice=PolyjuiceSettings(
             codes=tuple(args.codes.split(",")),
             strategy=args.strategy,

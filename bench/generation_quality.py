@@ -46,6 +46,12 @@ def main() -> int:
         "--fluency-model", default=DEFAULT_MODEL, help="The LM of the fluency filter."
     )
     parser.add_argument("--device", default="auto")
+    parser.add_argument(
+        "--dtype",
+        default="auto",
+        help="Weights: auto (bf16 on a GPU or a CPU with bf16 instructions, else fp32), "
+        "float32, bfloat16 or float16.",
+    )
     parser.add_argument("--codes", default="negation,lexical,resemantic,insert,delete")
     parser.add_argument("--blank-sets", type=int, default=1)
     parser.add_argument("--batch-size", type=int, default=64)
@@ -97,16 +103,17 @@ def main() -> int:
     if args.quick:
         args.originals = 10
 
-    lm = None if server else load_causal_lm(args.model, device=args.device)
+    lm = None if server else load_causal_lm(args.model, device=args.device, dtype=args.dtype)
     fluency_lm = (
         lm
         if lm is not None and args.fluency_model == args.model
-        else load_causal_lm(args.fluency_model, device=args.device)
+        else load_causal_lm(args.fluency_model, device=args.device, dtype=args.dtype)
     )
     settings = PipelineSettings(
         model=args.model,
         fluency_model=args.fluency_model,
         device=args.device,
+        dtype=args.dtype,
         polyjuice=PolyjuiceSettings(
             codes=tuple(args.codes.split(",")),
             random_blank_sets=args.blank_sets,

@@ -30,6 +30,7 @@ DEFAULT_GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 CACHE_ENV = "CFANNOTATE_MODEL_CACHE"  # root of converted models; DEFAULT_MODEL lives beneath it
 DOWNLOADS_ENV = "CFANNOTATE_ALLOW_DOWNLOADS"  # "1" lets hub ids download
+DTYPE_ENV = "CFANNOTATE_DTYPE"  # what "auto" means in this process: float32, bfloat16, float16
 
 # Hub ids are `name` or `owner/name` (neither part "." or "..", which are relative paths);
 # anything else that names a model is a filesystem path.
@@ -81,18 +82,41 @@ def resolve_device(device: str = "auto") -> torch.device:
 
 
 def resolve_dtype(device: torch.device, dtype: str = "auto") -> torch.dtype:
-    """The weight dtype: "auto" is bf16 (or fp16) on CUDA and fp32 on CPU, else the one named."""
+    """The weight dtype: the one named, or for "auto" (and `DTYPE_ENV` unset) bf16 (else
+    fp16) on CUDA, bf16 on a CPU that computes in bf16 natively, fp32 on any other CPU."""
     name = dtype.strip().lower()
     if name == "auto":
-        if device.type != "cuda":
-            # CPU half-precision matmuls are slow and lossy; fp32 is the safe default there.
-            return torch.float32
-        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        name = os.environ.get(DTYPE_ENV, "").strip().lower() or "auto"
+    if name == "auto":
+        if device.type == "cuda":
+            return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        # Where the CPU has bf16 instructions, bf16 matmuls run at twice fp32's speed or more
+        # (docs/benchmarks.md); without them they are emulated, slow, and fp32 is the default.
+        return torch.bfloat16 if device.type == "cpu" and cpu_computes_bf16() else torch.float32
     if name not in _DTYPES:
+        where = f" (from {DTYPE_ENV})" if dtype.strip().lower() == "auto" else ""
         raise ValueError(
-            f"Unknown dtype {dtype!r}: use 'auto', 'float32', 'bfloat16' or 'float16'."
+            f"Unknown dtype {name!r}{where}: use 'auto', 'float32', 'bfloat16' or 'float16'."
         )
     return _DTYPES[name]
+
+
+# CPU feature flags (Linux /proc/cpuinfo) that mean bf16 arithmetic in hardware: AVX512-BF16
+# and AMX on x86-64 (Cooper Lake, Sapphire Rapids, Zen 4 and later), BF16 on Arm (ARMv8.6).
+_CPU_BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16", "bf16"})
+
+
+def cpu_computes_bf16(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
+    """Whether this CPU has bf16 instructions (False where the kernel does not say)."""
+    try:
+        text = cpuinfo.read_text(errors="replace")
+    except OSError:
+        return False
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip().lower() in ("flags", "features"):
+            return not _CPU_BF16_FLAGS.isdisjoint(value.split())
+    return False
 
 
 def default_model_directory(cache_dir: Path | None = None) -> Path:

@@ -463,12 +463,16 @@ def evaluate(
         tokenizer, device = engine.tokenizer, "server"
         model = f"{server.model} at {server.base_url}"
     else:
-        lm = lm or load_cached(settings.model or DEFAULT_MODEL, device=settings.device)
+        lm = lm or load_cached(
+            settings.model or DEFAULT_MODEL, device=settings.device, dtype=settings.dtype
+        )
         engine = make_engine(settings.polyjuice.engine, lm=lm)
         tokenizer, device = lm.tokenizer, str(lm.device)
         model = str(settings.model or DEFAULT_MODEL)
     if fluency_lm is None and settings.fluency_threshold is not None:
-        fluency_lm = load_cached(settings.fluency_model or DEFAULT_MODEL, device=settings.device)
+        fluency_lm = load_cached(
+            settings.fluency_model or DEFAULT_MODEL, device=settings.device, dtype=settings.dtype
+        )
     parses = ParseCache()
     targets = [PerturbTarget(original) for original in held.originals]
     result = run_polyjuice(

@@ -7,6 +7,13 @@ from rest_framework.test import APIClient
 from cfannotate.labeling.rounds import clear_caches
 from tests.factories import make_campaign, make_user
 
+# Models load in fp32 in the tests, whatever the CPU: "auto" means bf16 on a CPU with bf16
+# instructions (generation.models.resolve_dtype), and the numeric references here (batched
+# against unbatched log-probs, a prefix scorer against full forwards) are exact to fp32's
+# tolerances. The bf16 path has tests of its own that name the dtype. Set before any test
+# module loads a model, and inherited by the benchmarks and commands the tests start.
+os.environ.setdefault("CFANNOTATE_DTYPE", "float32")
+
 
 @pytest.fixture(scope="session")
 def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):

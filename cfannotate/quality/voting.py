@@ -44,10 +44,7 @@ def vote_outcome(votes: Sequence[Vote], *, k: int, agreement_threshold: float) -
     is_valid = any(vote.is_valid for vote in votes)
     backed = any(vote.is_valid and vote.label == top_label for vote in votes)
     kept = (
-        label is not None
-        and backed
-        and top_count >= k
-        and agreement >= agreement_threshold - 1e-9
+        label is not None and backed and top_count >= k and agreement >= agreement_threshold - 1e-9
     )
     # All-invalid votes are a settled "discard"; more votes cannot make it kept.
     needs_more = len(votes) < k or (is_valid and not kept)

@@ -111,8 +111,7 @@ def noun_chunk_spans(doc: Doc) -> list[Span]:
 
 def _is_opinion_word(token) -> bool:
     return (
-        opinion_lexicon().form_polarity(token.lower_, token.tag_, token.lemma_.lower())
-        is not None
+        opinion_lexicon().form_polarity(token.lower_, token.tag_, token.lemma_.lower()) is not None
     )
 
 

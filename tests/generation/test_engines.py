@@ -6,6 +6,7 @@ and reports each prompt once through `on_result`.
 """
 
 import pytest
+import torch
 
 from generation.decoding import DecodingConfig, PromptParts
 from generation.engines import make_engine, resolve_engine
@@ -92,3 +93,19 @@ def test_continuous_batching_cuts_after_the_needed_answer_markers(tiny_lm):
     assert _cut_after_answers("not [ANSWER] very [ANSWER] tail", 2) == "not [ANSWER] very [ANSWER]"
     assert _cut_after_answers("not [ANSWER] tail", 2) == "not [ANSWER] tail"
     assert _cut_after_answers("anything", 0) == "anything"
+
+
+@pytest.mark.parametrize("name", IN_PROCESS)
+def test_every_engine_decodes_a_bf16_model_on_cpu(tmp_path_factory, name):
+    """What "auto" loads on a CPU with bf16 instructions (generation.models.resolve_dtype)."""
+    lm = load_causal_lm(
+        tiny_lm_directory(tmp_path_factory, "llama"), device="cpu", dtype="bfloat16"
+    )
+    assert next(lm.model.parameters()).dtype == torch.bfloat16
+    engine = make_engine(name, lm=lm)
+    config = DecodingConfig(per_prompt=3, seed=3, batch_size=2)
+    outputs = engine.generate(PROMPTS, [6] * len(PROMPTS), config)
+    assert [len(texts) for texts in outputs] == [3] * len(PROMPTS)
+    assert all(isinstance(text, str) for texts in outputs for text in texts)
+    greedy = engine.generate(PROMPTS, [6] * len(PROMPTS), GREEDY, stop_at_newline=True)
+    assert all(texts[0] == texts[1] for texts in greedy)

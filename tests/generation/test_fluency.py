@@ -288,3 +288,32 @@ def test_real_model_drops_a_garbled_phrase_and_keeps_a_sensible_one(default_lm):
     assert kept.passes(10.0)
     assert not dropped.passes(10.0)
     assert dropped.changed < -10
+
+
+@pytest.mark.slow
+def test_bf16_scores_of_the_real_model_agree_with_fp32(default_lm, tmp_path_factory):
+    """What "auto" loads on a CPU with bf16 instructions: the fluency filter decides alike
+    (docs/benchmarks.md measured 458 of 458 decisions equal on SNLI hypotheses)."""
+    bf16 = load_causal_lm(
+        DEFAULT_MODEL,
+        device="cpu",
+        dtype="bfloat16",
+        cache_dir=default_model_cache(tmp_path_factory),
+    )
+    assert next(bf16.model.parameters()).dtype == torch.bfloat16
+    original = "A man is playing a guitar on the stage."
+    candidates = [
+        "A woman is playing a guitar on the stage.",
+        "A man is playing a violin on the stage.",
+        "A man was playing a guitar on a stage.",
+        "A man is not playing a guitar on the stage.",
+        "A man is playing guitar a the on stage.",
+        "Stage the on guitar a playing is man a.",
+        "A man is zxqv plorf on the stage.",
+    ]
+    items = [FluencyItem(original, candidate) for candidate in candidates]
+    exact, fast = fluency_scores(default_lm, items), fluency_scores(bf16, items)
+    for a, b in zip(exact, fast, strict=True):
+        assert b.full == pytest.approx(a.full, abs=1.0)
+        assert b.passes(10.0) == a.passes(10.0)
+    assert exact[0].passes(10.0) and not exact[4].passes(10.0)  # both decisions are exercised

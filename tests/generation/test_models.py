@@ -1,5 +1,6 @@
 import os
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -8,8 +9,10 @@ import torch
 from generation import models
 from generation.models import (
     DEFAULT_MODEL,
+    DTYPE_ENV,
     LoadedModel,
     ModelUnavailable,
+    cpu_computes_bf16,
     default_model_directory,
     load_cached,
     load_causal_lm,
@@ -77,9 +80,11 @@ def test_resolve_device_refuses_cuda_without_a_gpu(cuda):
         resolve_device(cuda)
 
 
-def test_resolve_dtype():
+def test_resolve_dtype(monkeypatch):
+    monkeypatch.delenv(DTYPE_ENV, raising=False)
     cpu = torch.device("cpu")
-    assert resolve_dtype(cpu) == torch.float32
+    expected = torch.bfloat16 if cpu_computes_bf16() else torch.float32
+    assert resolve_dtype(cpu) == expected
     assert resolve_dtype(cpu, "bfloat16") == torch.bfloat16
     assert resolve_dtype(cpu, "float16") == torch.float16
     assert resolve_dtype(cpu, "fp32") == torch.float32
@@ -87,7 +92,47 @@ def test_resolve_dtype():
         resolve_dtype(cpu, "int8")
 
 
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        ("fpu sse2 avx2 avx512f avx512bw", torch.float32),  # AVX-512 without its bf16 part
+        ("fpu sse2 avx2 avx512f avx512_bf16 avx512_vnni", torch.bfloat16),  # Cooper Lake, Zen 4
+        ("fpu avx512f amx_tile amx_bf16 amx_int8", torch.bfloat16),  # Sapphire Rapids
+    ],
+)
+def test_auto_dtype_on_cpu_follows_its_bf16_instructions(tmp_path, monkeypatch, flags, expected):
+    monkeypatch.delenv(DTYPE_ENV, raising=False)
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(f"processor\t: 0\nmodel name\t: test\nflags\t\t: {flags}\n\n")
+    monkeypatch.setattr("generation.models.cpu_computes_bf16", partial(cpu_computes_bf16, cpuinfo))
+    assert resolve_dtype(torch.device("cpu")) == expected
+    assert resolve_dtype(torch.device("cpu"), "float32") == torch.float32  # a name always wins
+
+
+def test_cpu_bf16_on_arm_and_where_the_kernel_does_not_say(tmp_path):
+    arm = tmp_path / "arm"
+    arm.write_text("processor\t: 0\nFeatures\t: fp asimd sve bf16 i8mm\n")
+    assert cpu_computes_bf16(arm)
+    old_arm = tmp_path / "old-arm"
+    old_arm.write_text("processor\t: 0\nFeatures\t: fp asimd evtstrm\n")
+    assert not cpu_computes_bf16(old_arm)
+    assert not cpu_computes_bf16(tmp_path / "missing")  # not Linux: fp32, the safe choice
+
+
+def test_dtype_env_sets_what_auto_means(monkeypatch):
+    cpu = torch.device("cpu")
+    monkeypatch.setenv(DTYPE_ENV, "float32")
+    assert resolve_dtype(cpu) == torch.float32
+    monkeypatch.setenv(DTYPE_ENV, " BF16 ")
+    assert resolve_dtype(cpu) == torch.bfloat16
+    assert resolve_dtype(cpu, "float16") == torch.float16  # a name passed in still wins
+    monkeypatch.setenv(DTYPE_ENV, "int8")
+    with pytest.raises(ValueError, match=f"Unknown dtype 'int8' \\(from {DTYPE_ENV}\\)"):
+        resolve_dtype(cpu)
+
+
 def test_resolve_dtype_auto_on_cuda_prefers_bf16(monkeypatch):
+    monkeypatch.delenv(DTYPE_ENV, raising=False)
     cuda = torch.device("cuda")
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *args, **kwargs: True)
     assert resolve_dtype(cuda) == torch.bfloat16

@@ -374,40 +374,58 @@ def _filters_off(settings, result, held, *, parses, fluency_lm):
     )
 
 
-def in_loop_training(stand_in: _StandIn, pairs: int, seed: int) -> tuple[list[str], list[str]]:
-    """(texts, labels) the classifier in the loop is fitted on: the CAD train originals, as
-    a campaign has its originals, plus the human revisions of `pairs` dev reviews, as a
-    campaign has labeled counterfactuals (`baseline_training_rows` in the app). Those come
-    from dev reviews other than the held-out originals' and were never shown to the
-    stand-in that judges, which is fitted on both sides of the *train* pairs."""
-    texts = [pair.original for pair in stand_in.train]
-    labels = [pair.original_label for pair in stand_in.train]
+def in_loop_training(stand_in: _StandIn, pairs: int, seed: int) -> list:
+    """What the classifier in the loop learns from, as a campaign's baseline does
+    (`baseline_training_rows` in the app): the campaign's originals, here the CAD train
+    originals and the held-out originals being perturbed, plus the human revisions of
+    `pairs` dev reviews, as a campaign has labeled counterfactuals. Those come from dev
+    reviews other than the held-out originals' and were never shown to the stand-in that
+    judges, which is fitted on both sides of the *train* pairs."""
+    from generation.label_classifiers import LabeledText
+
+    rows = [
+        LabeledText(pair.original, pair.original_label, group=pair.key) for pair in stand_in.train
+    ]
+    rows += [
+        LabeledText(original.text, original.label, group=original.key)
+        for original in stand_in.held.originals
+    ]
     held = {original.key for original in stand_in.held.originals}
     others = [pair for pair in stand_in.dev if pair.key not in held]
     random.Random(seed).shuffle(others)
-    for pair in others[:pairs]:
-        texts.append(pair.revised)
-        labels.append(pair.revised_label)
-    return texts, labels
+    rows += [
+        LabeledText(pair.revised, pair.revised_label, group=pair.key, counterfactual=True)
+        for pair in others[:pairs]
+    ]
+    return rows
 
 
 def _flip_scorer(stand_in: _StandIn, *, flip_weight: float, seed: int, pairs: int = 0):
-    """`run -> {candidate index: flip score}` from the classifier a campaign would have in
-    the loop (`in_loop_training`: with `pairs` labeled counterfactuals; 0: none labeled
-    yet), or None without a flip term."""
-    from generation.label_classifiers import BaselineLabelClassifier, flip_scores
+    """`run -> {candidate index: flip score}` from the classifier a sentiment campaign has
+    in the loop (`in_loop_training`: with `pairs` labeled counterfactuals; 0: none labeled
+    yet), each candidate predicted out of fold by original as the app does
+    (`cfannotate.candidates.predictions.candidates_predict`), or None without a flip term."""
+    from generation.label_classifiers import flip_scores, predict_out_of_fold
 
     if flip_weight <= 0:
         return lambda run: None
-    in_loop = BaselineLabelClassifier(seed=seed).fit(*in_loop_training(stand_in, pairs, seed))
+    rows = in_loop_training(stand_in, pairs, seed)
     labels = {original.key: original.label for original in stand_in.held.originals}
 
     def flips(run) -> dict[int, float] | None:
         if not run.candidates:
             return None
         records = [candidate.record for candidate in run.candidates]
+        predictions = predict_out_of_fold(
+            rows,
+            [record.text for record in records],
+            None,
+            [record.original_key for record in records],
+            sentiment_lexicon=True,
+            seed=seed,
+        )
         scores = flip_scores(
-            in_loop.predict([record.text for record in records]),
+            predictions,
             [labels[record.original_key] for record in records],
             [record.intended_label for record in records],
         )

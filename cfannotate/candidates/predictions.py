@@ -10,14 +10,18 @@ predicted flips against diversity.
 import functools
 import logging
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from django.db import transaction
 
-from cfannotate.campaigns.models import Campaign, FlipClassifier
+from cfannotate.campaigns.models import Campaign, FlipClassifier, TaskType
 from cfannotate.candidates.models import Candidate, CandidateSource
 from cfannotate.core import tabular
 from cfannotate.core.exceptions import InvalidInput
 from cfannotate.core.row_report import rows_invalid
+
+if TYPE_CHECKING:
+    from generation.label_classifiers import LabeledText
 
 logger = logging.getLogger(__name__)
 
@@ -61,38 +65,66 @@ def _model_labels_check(classifier, labels: tuple[str, ...]) -> None:
     )
 
 
-def baseline_training_rows(campaign: Campaign) -> list[tuple[str, str, str]]:
-    """What the built-in baseline learns from, as (text, label, context): every original,
-    then every counterfactual whose label is known. A counterfactual counts once, with the
-    most trusted label it has (`hooks.label_sources`: the researcher's gold answer, else
-    the crowd's kept label), else the label the researcher wrote it for (an imported or
-    authored candidate nothing has judged yet). One judged not a valid counterfactual is
-    left out.
+def baseline_training_rows(campaign: Campaign) -> list["LabeledText"]:
+    """What the built-in baseline learns from: every original, then every counterfactual
+    whose label is known, each with the original it belongs to (`group`). A counterfactual
+    counts once, with the most trusted label it has (`hooks.label_sources`: the
+    researcher's gold answer, else the crowd's kept label), else the label the researcher
+    wrote it for (an imported or authored candidate nothing has judged yet). One judged
+    not a valid counterfactual is left out.
 
-    The pairs are what teach it which words carry the label. Fitted on originals alone, it
-    labels a counterfactual mostly by the words it shares with its original: on the CAD
-    sentiment dev reviews it gave the human revisions their new label 0.49 of the time
-    after 40 originals (chance), and 0.76 with the revisions of 36 of them added
-    (`bench/flip_classifier.py`; docs/benchmarks.md).
+    The pairs are what teach it which words carry the label (and, for sentiment, the
+    lexicon; `generation.label_classifiers.BaselineLabelClassifier`). Fitted on
+    originals alone, n-grams label a counterfactual by the words it shares with its
+    original: on the CAD sentiment dev reviews they gave the human revisions their new
+    label 0.49 of the time after 40 originals (chance), and 0.76 with the revisions of 36
+    of them added (`bench/flip_classifier.py`; docs/benchmarks.md).
     """
     from cfannotate.candidates import hooks
+    from generation.label_classifiers import LabeledText
 
-    rows = list(campaign.originals.values_list("text", "label__value", "context"))
-    judged: set[int] = set()
+    rows = [
+        LabeledText(text, label, context, str(pk))
+        for pk, text, label, context in campaign.originals.values_list(
+            "pk", "text", "label__value", "context"
+        ).order_by("pk")
+    ]
+    judged: dict[int, tuple[str, str, str]] = {}
     for _, source in hooks.label_sources:
         for candidate_id, text, label, context in source(campaign):
-            if candidate_id in judged:
-                continue
-            judged.add(candidate_id)
-            if label is not None:
-                rows.append((text, label, context))
+            if candidate_id not in judged:
+                judged[candidate_id] = (text, label, context)
     own = (
         Candidate.objects.filter(campaign=campaign, intended_label__isnull=False)
         .exclude(source=CandidateSource.GENERATED)
+        .exclude(pk__in=list(judged))
         .order_by("id")
         .values_list("id", "text", "intended_label__value", "original__context")
     )
-    rows += [(text, label, context) for pk, text, label, context in own if pk not in judged]
+    labeled = {pk: entry for pk, entry in judged.items() if entry[1] is not None}
+    labeled |= {pk: (text, label, context) for pk, text, label, context in own}
+    original_of = dict(
+        Candidate.objects.filter(pk__in=list(labeled)).values_list("pk", "original_id")
+    )
+    rows += [
+        LabeledText(text, label, context, str(original_of[pk]), counterfactual=True)
+        for pk, (text, label, context) in labeled.items()
+    ]
+    return rows
+
+
+def _uses_lexicon(campaign: Campaign) -> bool:
+    """Sentiment gets a lexicon feature: it tells an edit's new polarity from the
+    campaign's first originals on, before any counterfactual is labeled."""
+    return campaign.task_type == TaskType.SENTIMENT
+
+
+def _baseline_rows(campaign: Campaign) -> list | None:
+    """The baseline's training rows; None where they hold fewer than two labels."""
+    rows = baseline_training_rows(campaign)
+    if len({row.label for row in rows}) < 2:
+        logger.info("campaign %s: the baseline needs texts of two labels", campaign.pk)
+        return None
     return rows
 
 
@@ -100,18 +132,19 @@ def label_classifier(campaign: Campaign):
     """The campaign's classifier, ready to predict; None where it computes nothing (none,
     uploaded) or the baseline has fewer than two labels among the texts it learns from.
     A model directory that cannot be loaded is InvalidInput naming `flip_model`; one whose
-    labels are not the campaign's (after `flip_label_map`), naming `flip_label_map`."""
-    from generation.label_classifiers import BaselineLabelClassifier
+    labels are not the campaign's (after `flip_label_map`), naming `flip_label_map`.
+
+    The baseline returned here has seen every original: candidates are predicted out of
+    fold instead (`candidates_predict`)."""
+    from generation.label_classifiers import fit_baseline
 
     labels = tuple(campaign.labels.values_list("value", flat=True))
     if campaign.flip_classifier == FlipClassifier.BASELINE:
-        rows = baseline_training_rows(campaign)
-        if len({label for _, label, _ in rows}) < 2:
-            logger.info("campaign %s: the baseline needs texts of two labels", campaign.pk)
+        rows = _baseline_rows(campaign)
+        if rows is None:
             return None
-        texts, values, contexts = zip(*rows, strict=True)
-        return BaselineLabelClassifier().fit(
-            texts, values, contexts if campaign.is_pair_task else None
+        return fit_baseline(
+            rows, pair_task=campaign.is_pair_task, sentiment_lexicon=_uses_lexicon(campaign)
         )
     if campaign.flip_classifier == FlipClassifier.MODEL:
         label_map = tuple(sorted((campaign.flip_label_map or {}).items()))
@@ -130,8 +163,14 @@ def candidates_predict(*, campaign: Campaign, candidates: Sequence[Candidate] | 
     """Predict the label of `candidates` (default: the campaign's that have no prediction)
     with the campaign's classifier and store it. Returns how many were predicted.
 
+    The built-in baseline predicts each candidate with a model fitted without the
+    candidate's original and its labeled counterfactuals
+    (`generation.label_classifiers.predict_out_of_fold`): fitted with them, it gives a
+    near-copy of x x's label back, and no edit ever looks like a flip.
     Uploaded predictions are never overwritten by a computed one.
     """
+    from generation.label_classifiers import BASELINE, predict_out_of_fold
+
     if campaign.flip_classifier in (FlipClassifier.NONE, FlipClassifier.UPLOADED):
         return 0
     rows = list(
@@ -144,20 +183,39 @@ def candidates_predict(*, campaign: Campaign, candidates: Sequence[Candidate] | 
     rows = [row for row in rows if row.prediction_source != FlipClassifier.UPLOADED]
     if not rows:
         return 0
-    classifier = label_classifier(campaign)
-    if classifier is None:
-        return 0
+    texts = [row.text for row in rows]
     contexts = [row.original.context for row in rows] if campaign.is_pair_task else None
-    predictions = classifier.predict([row.text for row in rows], contexts)
+    if campaign.flip_classifier == FlipClassifier.BASELINE:
+        training = _baseline_rows(campaign)
+        if training is None:
+            return 0
+        source = BASELINE
+        predictions = predict_out_of_fold(
+            training,
+            texts,
+            contexts,
+            [str(row.original_id) for row in rows],
+            sentiment_lexicon=_uses_lexicon(campaign),
+        )
+    else:
+        classifier = label_classifier(campaign)
+        if classifier is None:
+            return 0
+        source = classifier.source
+        predictions = classifier.predict(texts, contexts)
     labels = {label.value: label for label in campaign.labels.all()}
+    predicted = []
     for row, prediction in zip(rows, predictions, strict=True):
+        if prediction is None:
+            continue
         row.predicted_label = labels[prediction.label]
         row.predicted_confidence = min(1.0, max(0.0, prediction.confidence))
-        row.prediction_source = classifier.source
+        row.prediction_source = source
+        predicted.append(row)
     Candidate.objects.bulk_update(
-        rows, ["predicted_label", "predicted_confidence", "prediction_source"], batch_size=500
+        predicted, ["predicted_label", "predicted_confidence", "prediction_source"], batch_size=500
     )
-    return len(rows)
+    return len(predicted)
 
 
 def candidate_predictions_upload(*, campaign: Campaign, file_name: str, content: bytes) -> int:

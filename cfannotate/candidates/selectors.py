@@ -10,6 +10,7 @@ from django.db.models import (
     Count,
     Exists,
     F,
+    IntegerField,
     OuterRef,
     Q,
     QuerySet,
@@ -25,6 +26,7 @@ from cfannotate.candidates.models import (
     Candidate,
     CandidateStatus,
     ChunkState,
+    ControlCode,
     GenerationChunk,
     GenerationRun,
     RunState,
@@ -455,18 +457,22 @@ def generation_overview(campaign: Campaign) -> GenerationOverview:
 
 
 def recent_candidates(campaign: Campaign, limit: int = 50):
-    """The campaign's candidates with their originals, by original, kept ones first."""
-    from django.db.models import Case, IntegerField, Value, When
-
-    filtered_last = Case(
-        When(status=CandidateStatus.FILTERED, then=Value(1)),
-        default=Value(0),
+    """The campaign's candidates with their originals, by original: first what workers are
+    shown (selected), then the other kept edits, then `global` rewrites (kept, but too far
+    from x to be counterfactuals, so never selected), then what was filtered or rejected;
+    the most fluent first within each. Ordering by fluency alone put short, generic
+    rewrites ("The movie was disappointing.") at the top of the campaign page."""
+    shown_first = Case(
+        When(status__in=(CandidateStatus.SELECTED, CandidateStatus.GOLD), then=Value(0)),
+        When(status=CandidateStatus.GENERATED, control_code=ControlCode.GLOBAL, then=Value(2)),
+        When(status=CandidateStatus.GENERATED, then=Value(1)),
+        default=Value(3),
         output_field=IntegerField(),
     )
     return (
         Candidate.objects.filter(campaign=campaign)
         .select_related("original")
-        .order_by("original_id", filtered_last, "-fluency_full", "id")[:limit]
+        .order_by("original_id", shown_first, F("fluency_full").desc(nulls_last=True), "id")[:limit]
     )
 
 

@@ -117,10 +117,14 @@ def test_the_baseline_learns_from_every_labeled_counterfactual_once(campaign):
 
     rows = baseline_training_rows(campaign)
 
-    texts = [text for text, _, _ in rows]
-    originals = list(campaign.originals.values_list("text", flat=True))
+    texts = [row.text for row in rows]
+    originals = list(campaign.originals.order_by("pk").values_list("text", flat=True))
     assert texts[: len(originals)] == originals
-    labeled = {text: label for text, label, _ in rows[len(originals) :]}
+    assert not any(row.counterfactual for row in rows[: len(originals)])
+    labeled = {row.text: row.label for row in rows[len(originals) :]}
+    assert all(row.counterfactual for row in rows[len(originals) :])
+    groups = {row.text: row.group for row in rows}
+    assert groups[crowd.text] == groups[written.text] == groups["A great film."] == str(great.pk)
     gold_texts = [item.candidate.text for item in gold.items.all()]
     assert labeled == {
         **dict.fromkeys(gold_texts, "negative"),
@@ -143,7 +147,23 @@ def test_counterfactual_pairs_teach_the_baseline_what_flips_a_label(campaign):
     for text in ("What a bore.", "Such a bore of a film.", "A bore, really."):
         _voted(make_candidate(great, text=text), "negative")
 
-    assert alone < 0.5 < p_negative()
+    assert alone < 0.5
+    assert p_negative() > alone + 0.05  # the pairs taught it that "bore" is negative
+
+
+def test_an_edit_of_an_original_is_not_given_its_originals_label_back(campaign):
+    # Fitted on every original, the baseline knows "The acting in this movie was ..." as
+    # positive and labels its edit by the words they share: no edit would ever look like
+    # a flip. Each candidate is predicted by a model that never saw its original.
+    acting = make_original(campaign, text="The acting in this movie was great.", label="positive")
+    edit = make_candidate(acting, text="The acting in this movie was awful.")
+    copy = make_candidate(acting, text="The acting in this movie was great!")
+
+    assert candidates_predict(campaign=campaign) == 2
+
+    edit.refresh_from_db(), copy.refresh_from_db()
+    assert edit.predicted_label.value == "negative"
+    assert copy.predicted_label.value == "positive"
 
 
 def test_no_classifier_or_originals_of_one_label_predict_nothing(researcher, campaign):

@@ -5,6 +5,7 @@ import pytest
 from cfannotate.candidates.models import (
     CandidateStatus,
     ChunkState,
+    ControlCode,
     GenerationChunk,
     GenerationRun,
 )
@@ -13,6 +14,7 @@ from cfannotate.candidates.selectors import (
     GenerationState,
     generation_overview,
     generation_status,
+    recent_candidates,
 )
 from tests.factories import make_campaign, make_candidate, make_original
 
@@ -150,3 +152,27 @@ def test_a_chunk_records_skips_and_what_came_out(two_generator_campaign, tiny_lm
     assert status.state == GenerationState.GENERATED
     assert status.made == recorded["made"]
     assert "causal-negation" in [item.generator for item in status.skipped]
+
+
+def test_the_campaign_page_shows_what_workers_see_before_generic_rewrites(campaign):
+    first = make_original(campaign, text="The acting was superb.")
+    second = make_original(campaign, text="The plot was dull.")
+    rewrite = make_candidate(
+        first, "The movie was bad.", control_code=ControlCode.GLOBAL, fluency_full=30.0
+    )
+    filtered = make_candidate(
+        first, "The acting was acting.", status=CandidateStatus.FILTERED, fluency_full=-20.0
+    )
+    kept = make_candidate(
+        first, "The acting was poor.", control_code=ControlCode.LEXICAL, fluency_full=2.0
+    )
+    fluent = make_candidate(first, "The acting was awful.", fluency_full=4.0)
+    selected = make_candidate(
+        first, "The acting was not superb.", status=CandidateStatus.SELECTED, fluency_full=-3.0
+    )
+    later = make_candidate(second, "The plot was gripping.", status=CandidateStatus.SELECTED)
+
+    shown = list(recent_candidates(campaign))
+
+    # By original; selected, then kept edits by fluency, then whole rewrites, then filtered.
+    assert shown == [selected, fluent, kept, rewrite, filtered, later]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.flip_classifier import fitted, measure
+from bench.flip_classifier import fitted, measure, measure_campaign, reviews
 from generation.cad_sentiment import SentimentPair
 from tests.support import run_bench
 
@@ -35,10 +35,30 @@ def test_the_pairs_teach_what_the_originals_alone_cannot():
 def test_measure_reports_the_baseline_only_where_it_has_originals():
     flipped = SentimentPair("n", "The plot was dull.", "Negative", "The plot was fun.", "Positive")
     mixed = [*TRAIN, flipped]
-    figures = measure(mixed, DEV, originals=5, pairs=2, draws=2)
-    assert set(figures) == {"original", "revised", "baseline_original", "baseline_revised"}
+    figures = measure(mixed, reviews(DEV), originals=5, pairs=2, draws=2)
+    assert set(figures) == {
+        f"{prefix}{side}"
+        for prefix in ("", "baseline_", "lexicon_")
+        for side in ("original", "revised")
+    }
     assert all(0 <= value <= 1 for value in figures.values())
-    assert set(measure(mixed, DEV, originals=0, pairs=5, draws=1)) == {"original", "revised"}
+    alone = measure(mixed, reviews(DEV), originals=0, pairs=5, draws=1)
+    assert set(alone) == {"original", "revised"}
+
+
+def test_the_campaign_measure_predicts_edits_of_the_originals_it_was_fitted_on():
+    flipped = SentimentPair("n", "The plot was dull.", "Negative", "The plot was fun.", "Positive")
+    train = [
+        SentimentPair(
+            f"t{i}", f"The film {i} was fun.", "Positive", f"The film {i} was dull.", "Negative"
+        )
+        for i in range(6)
+    ] + [flipped]
+    figures = measure_campaign(train, originals=7, pairs=0, draws=1)
+    assert set(figures) == {"revised", "baseline_revised", "lexicon_revised"}
+    # Fitted on "The film 3 was fun.", n-grams call "The film 3 was dull." positive.
+    assert figures["baseline_revised"] < 0.5 < figures["revised"]
+    assert measure_campaign(train, originals=2, pairs=2, draws=1) == {}  # nothing left to predict
 
 
 def _run(*options: str) -> subprocess.CompletedProcess:
@@ -54,8 +74,10 @@ def test_the_script_prints_the_demo_setting_and_its_ratio():
     assert result.startswith("RESULT flip_classifier ratio=")
     figures = dict(pair.split("=", 1) for pair in result.split()[2:])
     assert (figures["originals"], figures["pairs"]) == ("40", "36")
-    # The pairs must help on the revisions, by a margin no draw of 40 originals erases.
+    # The pairs and the lexicon must help on the revisions, by a margin no draw of 40
+    # originals erases; on the campaign's own originals' edits most of all.
     assert float(figures["revised"]) > float(figures["baseline_revised"]) + 0.1
+    assert float(figures["campaign_revised"]) > float(figures["campaign_baseline_revised"]) + 0.3
 
 
 @pytest.mark.parametrize(

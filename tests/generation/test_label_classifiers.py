@@ -4,11 +4,15 @@ import math
 
 import pytest
 
+from generation import label_classifiers
 from generation.label_classifiers import (
+    LEXICON_CHECK_MIN_COUNTERFACTUALS,
     BaselineLabelClassifier,
+    LabeledText,
     LabelPrediction,
     ModelDirectoryClassifier,
     flip_scores,
+    predict_out_of_fold,
     uploaded_predictions,
 )
 from tests.generation.tiny_models import build_tiny_classifier
@@ -32,6 +36,113 @@ def test_the_baseline_learns_the_originals_and_gives_every_labels_probability():
 def test_the_baseline_refuses_originals_of_one_label():
     with pytest.raises(ValueError, match="at least two labels"):
         BaselineLabelClassifier().fit(POSITIVE, ["positive"] * 4)
+
+
+def test_the_sentiment_lexicon_tells_words_no_original_had():
+    labels = ["positive"] * 4 + ["negative"] * 4
+    plain = BaselineLabelClassifier().fit(POSITIVE + NEGATIVE, labels)
+    lexicon = BaselineLabelClassifier(sentiment_lexicon=True).fit(POSITIVE + NEGATIVE, labels)
+    # Words no original had ("superb", "lovely"), and "great" outweighed by what follows.
+    probes = ["a superb story", "lovely music", "great acting, sadly ruined by a horrible plot"]
+    assert [p.label for p in lexicon.predict(probes)] == ["positive", "positive", "negative"]
+    assert [p.label for p in plain.predict(probes)] == ["negative", "negative", "positive"]
+    assert lexicon.uses_lexicon and not plain.uses_lexicon
+
+
+def _rows(count: int, *, counterfactuals: int) -> list[LabeledText]:
+    """`count` originals of both labels, then counterfactuals of the first ones."""
+    rows = [
+        LabeledText(
+            f"{POSITIVE[i % 4] if i % 2 else NEGATIVE[i % 4]} number{i}",
+            "positive" if i % 2 else "negative",
+            group=f"o{i}",
+        )
+        for i in range(count)
+    ]
+    rows += [
+        LabeledText(
+            f"{NEGATIVE[i % 4] if i % 2 else POSITIVE[i % 4]} number{i}",
+            "negative" if i % 2 else "positive",
+            group=f"o{i}",
+            counterfactual=True,
+        )
+        for i in range(counterfactuals)
+    ]
+    return rows
+
+
+def test_the_lexicon_is_checked_against_the_counterfactuals_once_there_are_enough(monkeypatch):
+    checked = []
+    original = BaselineLabelClassifier._lexicon_helps
+
+    def spy(self, texts, labels, contexts, counterfactual):
+        checked.append(sum(counterfactual or ()))
+        return original(self, texts, labels, contexts, counterfactual)
+
+    monkeypatch.setattr(BaselineLabelClassifier, "_lexicon_helps", spy)
+    few = _rows(30, counterfactuals=LEXICON_CHECK_MIN_COUNTERFACTUALS - 1)
+    classifier = BaselineLabelClassifier(sentiment_lexicon=True).fit(
+        [r.text for r in few],
+        [r.label for r in few],
+        counterfactual=[r.counterfactual for r in few],
+    )
+    assert classifier.uses_lexicon  # too few labeled counterfactuals to judge it: kept
+    many = _rows(30, counterfactuals=LEXICON_CHECK_MIN_COUNTERFACTUALS)
+    BaselineLabelClassifier(sentiment_lexicon=True).fit(
+        [r.text for r in many],
+        [r.label for r in many],
+        counterfactual=[r.counterfactual for r in many],
+    )
+    assert checked == [LEXICON_CHECK_MIN_COUNTERFACTUALS - 1, LEXICON_CHECK_MIN_COUNTERFACTUALS]
+
+
+def test_out_of_fold_predictions_come_from_models_that_never_saw_the_group(monkeypatch):
+    rows = _rows(12, counterfactuals=4)
+    fitted_without = []
+    fit = label_classifiers.fit_baseline
+
+    def spy(training, **kwargs):
+        if kwargs.get("check_lexicon", True):  # the one check of the lexicon, on every row
+            assert len(training) == len(rows)
+        else:
+            fitted_without.append({row.group for row in rows} - {row.group for row in training})
+        return fit(training, **kwargs)
+
+    monkeypatch.setattr(label_classifiers, "fit_baseline", spy)
+    targets = [("a terrible film number1", "o1"), ("great acting number2", "o2"), ("x", "o7")]
+    predictions = predict_out_of_fold(
+        rows,
+        [text for text, _ in targets],
+        None,
+        [group for _, group in targets],
+        sentiment_lexicon=True,
+        folds=2,
+    )
+
+    assert len(fitted_without) == 2  # one model per part of the targets' groups
+    assert set().union(*fitted_without) == {"o1", "o2", "o7"}  # each left out once
+    for (_, group), prediction in zip(targets, predictions, strict=True):
+        assert prediction is not None
+        assert any(group in left_out for left_out in fitted_without)
+    assert predictions[0].label == "negative"
+
+
+def test_out_of_fold_falls_back_to_every_row_and_else_predicts_nothing():
+    # Leaving the only negative original's group out leaves one label: the model of every
+    # row predicts that part.
+    rows = [
+        LabeledText("a great film", "positive", group="a"),
+        LabeledText("great acting", "positive", group="b"),
+        LabeledText("a terrible film", "negative", group="c"),
+    ]
+    [prediction] = predict_out_of_fold(
+        rows, ["a dull terrible film"], None, ["c"], sentiment_lexicon=False
+    )
+    assert prediction is not None and prediction.label == "negative"
+    one_label = rows[:2]
+    assert predict_out_of_fold(one_label, ["a film"], None, ["a"], sentiment_lexicon=False) == [
+        None
+    ]
 
 
 def test_a_prediction_without_probabilities_reads_them_from_its_confidence():

@@ -19,6 +19,7 @@ from generation.cad_sentiment import (
     sentiment_pairs,
 )
 from generation.fluency import FluencyScore
+from generation.label_classifiers import LabeledText
 from generation.metrics import self_bleu
 from generation.pipeline import PipelineResult
 from generation.postprocess import AnnotatedCandidate, PostprocessStats
@@ -341,11 +342,17 @@ def test_the_in_loop_classifier_learns_revisions_of_dev_reviews_never_held_out()
                    human={}, human_labels={}, pool=4)  # fmt: skip
     stand_in = _StandIn(None, train, held, 0.9, 0.9, 0.8, dev)
 
-    assert in_loop_training(stand_in, 0, seed=0) == (["A fun film."], ["Positive"])
-    texts, labels = in_loop_training(stand_in, 2, seed=0)
-    assert texts[0] == "A fun film." and labels == ["Positive", "Negative", "Negative"]
-    assert len(set(texts[1:])) == 2 and "Film 0 was dull." not in texts  # d0 is held out
-    assert set(in_loop_training(stand_in, 10, seed=0)[0][1:]) == {
+    # The campaign's originals: the train originals and the held-out ones it perturbs.
+    assert in_loop_training(stand_in, 0, seed=0) == [
+        LabeledText("A fun film.", "Positive", group="t"),
+        LabeledText("Film 0 was fun.", "Positive", group="d0"),
+    ]
+    rows = in_loop_training(stand_in, 2, seed=0)
+    texts = [row.text for row in rows]
+    assert [row.label for row in rows] == ["Positive", "Positive", "Negative", "Negative"]
+    assert [row.counterfactual for row in rows] == [False, False, True, True]
+    assert len(set(texts[2:])) == 2 and "Film 0 was dull." not in texts  # d0 is held out
+    assert {row.text for row in in_loop_training(stand_in, 10, seed=0)[2:]} == {
         f"Film {i} was dull." for i in (1, 2, 3)
     }
 

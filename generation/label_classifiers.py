@@ -12,8 +12,8 @@ it should, which selection weighs against diversity (selection.md §2).
 
 from __future__ import annotations
 
+import functools
 import math
-import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -172,53 +172,75 @@ def predict_out_of_fold(
     sentiment, TF-IDF + logistic regression fitted on 200 train reviews (36 with their
     human revision) gave the other 164 revisions their new label 0.001 of the time;
     out of fold by original, with the sentiment lexicon, 0.80 (`bench/flip_classifier.py`,
-    "campaign"; docs/benchmarks.md). So the groups (originals) of `texts` are split into `folds`,
-    and each part is predicted by a baseline fitted on the rows of the other groups. A
-    part whose other rows hold fewer than two labels is predicted by the baseline fitted
-    on every row; None where not even those hold two.
+    "campaign"; docs/benchmarks.md). So the groups (originals) of `rows` are dealt into
+    `folds` parts, and a text is predicted by the baseline fitted on the rows of the
+    other parts. A part whose other rows hold fewer than two labels, and a text whose
+    group no row has, get the baseline fitted on every row; None where not even those
+    hold two labels.
+
+    The models depend on `rows` alone, not on `texts`, so they are kept for the next
+    call with the same rows (the next generation chunk of a campaign whose labels did
+    not change); `fold_models_clear` forgets them.
     """
+    rows = tuple(rows)
     pair_task = contexts is not None
-    if sentiment_lexicon and len({row.label for row in rows}) >= 2:
-        # Whether the lexicon earns its place is decided once, on every row.
-        sentiment_lexicon = fit_baseline(
-            rows, pair_task=pair_task, sentiment_lexicon=True, seed=seed
-        ).uses_lexicon
-    order = sorted(set(groups))
-    random.Random(seed).shuffle(order)
-    parts = max(1, min(folds, len(order)))
-    part_of = {group: index % parts for index, group in enumerate(order)}
+    if len({row.label for row in rows}) < 2:
+        return [None] * len(texts)
+    # Whether the lexicon earns its place is decided once, on every row.
+    lexicon = sentiment_lexicon and _fold_model(rows, None, 1, pair_task, True, seed).uses_lexicon
+    part_of, parts = _parts(rows, folds)
+    by_part: dict[int | None, list[int]] = {}
+    for index, group in enumerate(groups):
+        by_part.setdefault(part_of.get(group), []).append(index)
     predictions: list[LabelPrediction | None] = [None] * len(texts)
-    everything: BaselineLabelClassifier | None = None
-    for part in range(parts):
-        held = {group for group, index in part_of.items() if index == part}
-        targets = [i for i, group in enumerate(groups) if group in held]
-        training = [row for row in rows if row.group not in held]
-        if len({row.label for row in training}) < 2:
-            if everything is None:
-                if len({row.label for row in rows}) < 2:
-                    continue
-                everything = fit_baseline(
-                    rows,
-                    pair_task=pair_task,
-                    sentiment_lexicon=sentiment_lexicon,
-                    seed=seed,
-                    check_lexicon=False,
-                )
-            classifier = everything
-        else:
-            classifier = fit_baseline(
-                training,
-                pair_task=pair_task,
-                sentiment_lexicon=sentiment_lexicon,
-                seed=seed,
-                check_lexicon=False,
-            )
+    for part, targets in by_part.items():
+        classifier = _fold_model(rows, part, parts, pair_task, lexicon, seed)
         found = classifier.predict(
             [texts[i] for i in targets], [contexts[i] for i in targets] if pair_task else None
         )
         for i, prediction in zip(targets, found, strict=True):
             predictions[i] = prediction
     return predictions
+
+
+@functools.lru_cache(maxsize=4)
+def _parts(rows: tuple[LabeledText, ...], folds: int) -> tuple[dict[str, int], int]:
+    """Each group's part, and how many parts: groups in sorted order, dealt round."""
+    order = sorted({row.group for row in rows})
+    parts = max(1, min(folds, len(order)))
+    return {group: index % parts for index, group in enumerate(order)}, parts
+
+
+@functools.lru_cache(maxsize=8)
+def _fold_model(
+    rows: tuple[LabeledText, ...],
+    part: int | None,
+    parts: int,
+    pair_task: bool,
+    lexicon: bool,
+    seed: int,
+) -> BaselineLabelClassifier:
+    """The baseline fitted without the groups of `part` (every row for None, or where
+    the rest hold one label). Fitted on every row with `lexicon`, it checks the lexicon."""
+    training = rows
+    if part is not None:
+        part_of, _ = _parts(rows, parts)
+        rest = tuple(row for row in rows if part_of[row.group] != part)
+        if len({row.label for row in rest}) >= 2:
+            training = rest
+    return fit_baseline(
+        training,
+        pair_task=pair_task,
+        sentiment_lexicon=lexicon,
+        seed=seed,
+        check_lexicon=part is None,
+    )
+
+
+def fold_models_clear() -> None:
+    """Forget the models `predict_out_of_fold` keeps."""
+    _fold_model.cache_clear()
+    _parts.cache_clear()
 
 
 class ModelDirectoryClassifier:

@@ -109,6 +109,7 @@ def test_out_of_fold_predictions_come_from_models_that_never_saw_the_group(monke
         return fit(training, **kwargs)
 
     monkeypatch.setattr(label_classifiers, "fit_baseline", spy)
+    label_classifiers.fold_models_clear()
     targets = [("a terrible film number1", "o1"), ("great acting number2", "o2"), ("x", "o7")]
     predictions = predict_out_of_fold(
         rows,
@@ -119,12 +120,22 @@ def test_out_of_fold_predictions_come_from_models_that_never_saw_the_group(monke
         folds=2,
     )
 
-    assert len(fitted_without) == 2  # one model per part of the targets' groups
-    assert set().union(*fitted_without) == {"o1", "o2", "o7"}  # each left out once
+    # The 12 originals are dealt into 2 parts; each model leaves one part out, and each
+    # text is predicted by the model that left its original out.
+    assert len(fitted_without) == 2
+    assert [len(left_out) for left_out in fitted_without] == [6, 6]
+    assert set().union(*fitted_without) == {row.group for row in rows}
     for (_, group), prediction in zip(targets, predictions, strict=True):
         assert prediction is not None
         assert any(group in left_out for left_out in fitted_without)
     assert predictions[0].label == "negative"
+
+    # The next call with the same rows (the next chunk) fits nothing again.
+    fitted_without.clear()
+    again = predict_out_of_fold(
+        rows, ["great acting number5"], None, ["o5"], sentiment_lexicon=True, folds=2
+    )
+    assert fitted_without == [] and again[0] is not None
 
 
 def test_out_of_fold_falls_back_to_every_row_and_else_predicts_nothing():

@@ -393,6 +393,8 @@ def listed(campaign) -> Callable[[_NullSink], int]:
                 "added_tokens": edit_tokens(candidate.edit, "added"),
                 "votes": aggregate.votes,
                 "qualified_votes": aggregate.qualified_votes,
+                "label_votes": aggregate.label_votes,
+                "valid_votes": aggregate.valid_votes,
                 "agreement": aggregate.agreement if math.isfinite(aggregate.agreement) else None,
                 "predicted_label": (
                     candidate.predicted_label.value if candidate.predicted_label else None

@@ -32,6 +32,8 @@ def csv_cell(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, str):
         return "'" + value if value.startswith(FORMULA_TRIGGERS) else value
+    if isinstance(value, dict):  # e.g. label_votes: JSON, as the JSONL export has it
+        return csv_cell(json.dumps(value, ensure_ascii=False, sort_keys=True))
     return str(value)
 
 

@@ -281,6 +281,11 @@ class CandidateLabelSerializer(serializers.Serializer):
     needs_more = serializers.BooleanField()
     votes = serializers.IntegerField(help_text="Submitted judgments, every worker's.")
     qualified_votes = serializers.IntegerField(help_text="From workers who passed the filters.")
+    label_votes = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text="Qualified votes per label value; every campaign label, 0 where none.",
+    )
+    valid_votes = serializers.IntegerField(help_text="Qualified votes that judged it valid.")
     agreement = serializers.FloatField(help_text="Share of qualified votes on the top label.")
     dawid_skene_label = serializers.CharField(source="ds_label.value", allow_null=True)
     dawid_skene_confidence = serializers.FloatField(source="ds_confidence", allow_null=True)

@@ -31,6 +31,13 @@ class AggregatedLabel(models.Model):
     kept = models.BooleanField(help_text="Valid, and the qualified workers agree on the label.")
     votes = models.PositiveSmallIntegerField(help_text="Submitted judgments.")
     qualified_votes = models.PositiveSmallIntegerField(help_text="From workers who passed QC.")
+    label_votes = models.JSONField(
+        default=dict,
+        help_text="Qualified votes per label value, every campaign label included (0 where none).",
+    )
+    valid_votes = models.PositiveSmallIntegerField(
+        default=0, help_text="Qualified votes that judged the counterfactual valid."
+    )
     agreement = models.FloatField(help_text="Share of qualified votes on the winning label.")
     needs_more = models.BooleanField(
         default=False,

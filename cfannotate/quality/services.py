@@ -232,11 +232,11 @@ def candidates_aggregate(
     k = campaign.judgments_per_candidate
     aggregates = []
     for candidate_id in sorted(all_votes):
+        qualified_votes = [vote for _, vote in votes[candidate_id]]
         outcome = vote_outcome(
-            [vote for _, vote in votes[candidate_id]],
-            k=k,
-            agreement_threshold=campaign.agreement_threshold,
+            qualified_votes, k=k, agreement_threshold=campaign.agreement_threshold
         )
+        split = Counter(vote.label for vote in qualified_votes)
         aggregates.append(
             AggregatedLabel(
                 candidate_id=candidate_id,
@@ -246,6 +246,8 @@ def candidates_aggregate(
                 kept=outcome.kept,
                 votes=all_votes[candidate_id],
                 qualified_votes=outcome.votes,
+                label_votes={value: split[value] for value in labels},
+                valid_votes=sum(vote.is_valid for vote in qualified_votes),
                 agreement=outcome.agreement,
                 needs_more=outcome.needs_more,
             )
@@ -264,6 +266,8 @@ def candidates_aggregate(
             "kept",
             "votes",
             "qualified_votes",
+            "label_votes",
+            "valid_votes",
             "agreement",
             "needs_more",
             *(ESTIMATE_FIELDS if whole else []),

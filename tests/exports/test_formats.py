@@ -30,6 +30,12 @@ def test_other_cells_are_left_alone():
     assert (csv_cell(3), csv_cell(0.5), csv_cell(-2)) == ("3", "0.5", "-2")
 
 
+def test_a_mapping_cell_is_json_as_in_the_jsonl_export():
+    # label_votes: sorted keys, so one campaign's rows read alike; never Python's repr.
+    assert csv_cell({"positive": 2, "negative": 0}) == '{"negative": 0, "positive": 2}'
+    assert csv_cell({"neutralité": 1}) == '{"neutralité": 1}'
+
+
 def test_csv_has_a_header_and_reads_back_with_quotes_and_newlines():
     rows = [{"id": 1, "text": 'He said "no",\nthen left.', "score": None, "ok": True}]
 

@@ -55,6 +55,8 @@ def test_the_contrast_set_holds_kept_counterfactuals_whose_label_flips(labeled):
         "added_tokens": "not good",
         "votes": 3,  # the filtered worker's vote is counted here ...
         "qualified_votes": 2,  # ... but not here
+        "label_votes": {"negative": 0, "positive": 2},  # the qualified votes themselves
+        "valid_votes": 2,
         "agreement": 1.0,
         "predicted_label": "positive",  # the classifier in the loop's, where it has one
         "predicted_confidence": 0.75,

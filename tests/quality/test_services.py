@@ -67,6 +67,9 @@ def test_one_valid_and_one_invalid_vote_that_agree_are_kept(ten_units):
         assert aggregate.kept and aggregate.is_valid
         assert aggregate.label.value == "negative"
         assert (aggregate.votes, aggregate.qualified_votes, aggregate.agreement) == (2, 2, 1.0)
+        # The votes themselves: every campaign label, and how many called it valid.
+        assert aggregate.label_votes == {"negative": 2, "positive": 0}
+        assert aggregate.valid_votes == 1
 
 
 def test_votes_that_disagree_are_requeued_and_a_third_vote_settles_them(ten_units):

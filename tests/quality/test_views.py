@@ -224,6 +224,8 @@ def test_the_api_lists_each_candidates_kept_label_and_votes(api_client, db, rese
     row = everything["results"][0]
     assert set(row) >= {"candidate", "original_id", "text", "kept", "label", "votes"}
     assert (row["votes"], row["qualified_votes"]) == (2, 2)
+    assert sum(row["label_votes"].values()) == 2 and row["valid_votes"] == 2
+    assert set(row["label_votes"]) == set(campaign.labels.values_list("value", flat=True))
     kept = api_client.get(url + "?state=kept").json()
     needs_more = api_client.get(url + "?state=needs_more").json()
     assert kept["count"] + needs_more["count"] == 6

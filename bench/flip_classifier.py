@@ -95,8 +95,9 @@ def fitted(
     texts = [pair.original for pair in originals] + [pair.revised for pair in paired]
     labels = [pair.original_label for pair in originals] + [pair.revised_label for pair in paired]
     counterfactual = [False] * len(originals) + [True] * len(paired)
+    groups = [pair.key for pair in originals] + [pair.key for pair in paired]
     return BaselineLabelClassifier(sentiment_lexicon=lexicon).fit(
-        texts, labels, counterfactual=counterfactual
+        texts, labels, counterfactual=counterfactual, groups=groups
     )
 
 

@@ -59,6 +59,7 @@ def _from_rows(probabilities: np.ndarray, classes: Sequence[str]) -> list[LabelP
 
 # Labeled counterfactuals it takes before the lexicon feature must earn its place.
 LEXICON_CHECK_MIN_COUNTERFACTUALS = 20
+LEXICON_CHECK_FOLDS = 5
 
 
 class BaselineLabelClassifier:
@@ -68,12 +69,13 @@ class BaselineLabelClassifier:
     The lexicon is what tells a flip before any counterfactual is labeled: fitted on
     originals alone, n-grams give an edit its original's label back (chance on CAD's
     human revisions), the lexicon does not (0.67-0.79). Once many counterfactuals are
-    labeled, n-grams learn the flips themselves, and there the lexicon feature costs
-    accuracy (0.84 → 0.80 on review revisions with 200 pairs; docs/benchmarks.md). So
-    with `sentiment_lexicon` and at least LEXICON_CHECK_MIN_COUNTERFACTUALS labeled
-    counterfactuals among the texts, both are scored out of fold on those
-    counterfactuals, and the lexicon is kept unless leaving it out is more accurate.
-    `uses_lexicon` says which was fitted.
+    labeled, n-grams learn the flips themselves, and the lexicon feature can cost
+    accuracy (0.84 → 0.80 on unseen review revisions with 200 pairs; docs/benchmarks.md).
+    So with `sentiment_lexicon` and at least LEXICON_CHECK_MIN_COUNTERFACTUALS labeled
+    counterfactuals among the texts, both are scored on those counterfactuals, each by a
+    model fitted without its group (its original and the original's counterfactuals, as
+    candidates are predicted: `predict_out_of_fold`), and the lexicon is kept unless
+    leaving it out is more accurate. `uses_lexicon` says which was fitted.
     """
 
     source = BASELINE
@@ -91,30 +93,52 @@ class BaselineLabelClassifier:
         contexts: Sequence[str] | None = None,
         *,
         counterfactual: Sequence[bool] | None = None,
+        groups: Sequence[str] | None = None,
     ) -> BaselineLabelClassifier:
         """ValueError with fewer than two labels among the examples (nothing to learn).
 
-        `counterfactual` marks the texts that are labeled counterfactuals (not originals).
+        `counterfactual` marks the texts that are labeled counterfactuals (not originals),
+        `groups` the original each text is or belongs to; the lexicon is checked only
+        with both.
         """
         self.uses_lexicon = self.sentiment_lexicon and self._lexicon_helps(
-            texts, labels, contexts, counterfactual
+            texts, labels, contexts, counterfactual, groups
         )
         self.model = BaselineClassifier(seed=self.seed, sentiment_lexicon=self.uses_lexicon)
         self.model.fit(texts, labels, contexts)
         return self
 
-    def _lexicon_helps(self, texts, labels, contexts, counterfactual) -> bool:
-        if counterfactual is None or sum(counterfactual) < LEXICON_CHECK_MIN_COUNTERFACTUALS:
+    def _lexicon_helps(self, texts, labels, contexts, counterfactual, groups) -> bool:
+        if (
+            counterfactual is None
+            or groups is None
+            or sum(counterfactual) < LEXICON_CHECK_MIN_COUNTERFACTUALS
+        ):
             return True
-        rows = np.flatnonzero(np.asarray(counterfactual, dtype=bool))
-        truth = np.asarray([str(label) for label in labels], dtype=object)[rows]
-        accuracy = {}
-        for lexicon in (True, False):
-            model = BaselineClassifier(seed=self.seed, sentiment_lexicon=lexicon)
-            probabilities = model.out_of_fold_probabilities(texts, labels, contexts)
-            predicted = model.classes_[np.argmax(probabilities[rows], axis=1)]
-            accuracy[lexicon] = float(np.mean(predicted == truth))
-        return accuracy[True] >= accuracy[False]
+        order = sorted(set(groups))
+        part_of = {group: index % LEXICON_CHECK_FOLDS for index, group in enumerate(order)}
+        parts = np.array([part_of[group] for group in groups])
+        asked = np.asarray(counterfactual, dtype=bool)
+        truth = np.asarray([str(label) for label in labels], dtype=object)
+        right = {True: 0, False: 0}
+        for part in range(LEXICON_CHECK_FOLDS):
+            held = np.flatnonzero((parts == part) & asked)
+            rest = np.flatnonzero(parts != part)
+            if not len(held) or len(set(truth[rest])) < 2:
+                continue
+            for lexicon in (True, False):
+                model = BaselineClassifier(seed=self.seed, sentiment_lexicon=lexicon).fit(
+                    [texts[i] for i in rest],
+                    truth[rest],
+                    [contexts[i] for i in rest] if contexts is not None else None,
+                )
+                probabilities = model.predict_proba(
+                    [texts[i] for i in held],
+                    [contexts[i] for i in held] if contexts is not None else None,
+                )
+                predicted = model.classes_[np.argmax(probabilities, axis=1)]
+                right[lexicon] += int(np.sum(predicted == truth[held]))
+        return right[True] >= right[False]
 
     def predict(
         self, texts: Sequence[str], contexts: Sequence[str] | None = None
@@ -152,6 +176,7 @@ def fit_baseline(
         [row.label for row in rows],
         [row.context for row in rows] if pair_task else None,
         counterfactual=[row.counterfactual for row in rows] if check_lexicon else None,
+        groups=[row.group for row in rows],
     )
 
 

@@ -75,9 +75,9 @@ def test_the_lexicon_is_checked_against_the_counterfactuals_once_there_are_enoug
     checked = []
     original = BaselineLabelClassifier._lexicon_helps
 
-    def spy(self, texts, labels, contexts, counterfactual):
+    def spy(self, texts, labels, contexts, counterfactual, groups):
         checked.append(sum(counterfactual or ()))
-        return original(self, texts, labels, contexts, counterfactual)
+        return original(self, texts, labels, contexts, counterfactual, groups)
 
     monkeypatch.setattr(BaselineLabelClassifier, "_lexicon_helps", spy)
     few = _rows(30, counterfactuals=LEXICON_CHECK_MIN_COUNTERFACTUALS - 1)
@@ -92,6 +92,7 @@ def test_the_lexicon_is_checked_against_the_counterfactuals_once_there_are_enoug
         [r.text for r in many],
         [r.label for r in many],
         counterfactual=[r.counterfactual for r in many],
+        groups=[r.group for r in many],
     )
     assert checked == [LEXICON_CHECK_MIN_COUNTERFACTUALS - 1, LEXICON_CHECK_MIN_COUNTERFACTUALS]
 

@@ -20,6 +20,8 @@ from transformers import (
     PreTrainedTokenizerBase,
 )
 
+from generation.precision import DTYPE_NAMES, dtype_problem, requested_dtype
+
 logger = logging.getLogger(__name__)
 
 # The name that means "the packaged offline default": SmolLM2-135M-Instruct as shipped by the
@@ -30,20 +32,12 @@ DEFAULT_GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 CACHE_ENV = "CFANNOTATE_MODEL_CACHE"  # root of converted models; DEFAULT_MODEL lives beneath it
 DOWNLOADS_ENV = "CFANNOTATE_ALLOW_DOWNLOADS"  # "1" lets hub ids download
-DTYPE_ENV = "CFANNOTATE_DTYPE"  # what "auto" means in this process: float32, bfloat16, float16
 
 # Hub ids are `name` or `owner/name` (neither part "." or "..", which are relative paths);
 # anything else that names a model is a filesystem path.
 _HUB_ID = re.compile(r"^(?:(?!\.{1,2}/)[\w.-]+/)?(?!\.{1,2}$)[\w.-]+$")
 _CUDA = re.compile(r"^cuda(?::(\d+))?$")
-_DTYPES = {
-    "float32": torch.float32,
-    "fp32": torch.float32,
-    "bfloat16": torch.bfloat16,
-    "bf16": torch.bfloat16,
-    "float16": torch.float16,
-    "fp16": torch.float16,
-}
+_DTYPES = {name: getattr(torch, canonical) for name, canonical in DTYPE_NAMES.items()}
 
 
 class ModelUnavailable(RuntimeError):
@@ -84,20 +78,16 @@ def resolve_device(device: str = "auto") -> torch.device:
 def resolve_dtype(device: torch.device, dtype: str = "auto") -> torch.dtype:
     """The weight dtype: the one named, or for "auto" (and `DTYPE_ENV` unset) bf16 (else
     fp16) on CUDA, bf16 on a CPU that computes in bf16 natively, fp32 on any other CPU."""
-    name = dtype.strip().lower()
-    if name == "auto":
-        name = os.environ.get(DTYPE_ENV, "").strip().lower() or "auto"
+    problem = dtype_problem(dtype)
+    if problem is not None:
+        raise ValueError(problem)
+    name = requested_dtype(dtype)
     if name == "auto":
         if device.type == "cuda":
             return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
         # Where the CPU has bf16 instructions, bf16 matmuls run at twice fp32's speed or more
         # (docs/benchmarks.md); without them they are emulated, slow, and fp32 is the default.
         return torch.bfloat16 if device.type == "cpu" and cpu_computes_bf16() else torch.float32
-    if name not in _DTYPES:
-        where = f" (from {DTYPE_ENV})" if dtype.strip().lower() == "auto" else ""
-        raise ValueError(
-            f"Unknown dtype {name!r}{where}: use 'auto', 'float32', 'bfloat16' or 'float16'."
-        )
     return _DTYPES[name]
 
 

@@ -1,4 +1,4 @@
-"""System checks for the site's generation defaults (ids candidates.E001, E002, W001).
+"""System checks for the site's generation defaults (ids candidates.E001-E003, W001).
 
 `generation.engines` loads torch, so the checks import it only when a default differs
 from "auto with no server": a plain install starts without paying for it.
@@ -55,3 +55,13 @@ def generation_defaults_check(app_configs, **kwargs):
             )
         )
     return problems
+
+
+@register()
+def model_dtype_check(app_configs, **kwargs):
+    """CFANNOTATE_DTYPE, read by `generation.models` in every process that loads a model:
+    a bad value stops the start instead of failing each generation chunk."""
+    from generation.precision import dtype_problem  # no torch: a web process starts without
+
+    problem = dtype_problem()
+    return [Error(problem, id="candidates.E003")] if problem else []

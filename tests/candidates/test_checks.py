@@ -2,7 +2,7 @@
 
 import json
 
-from cfannotate.candidates.checks import generation_defaults_check
+from cfannotate.candidates.checks import generation_defaults_check, model_dtype_check
 from tests.support import run_manage
 
 UNSET = {key: None for key in ("concurrency", "timeout", "retries")}
@@ -100,3 +100,16 @@ def test_a_bad_value_stops_the_start_with_one_sentence(tmp_path):
     env = {"CFANNOTATE_STATE_DIR": str(tmp_path), "CFANNOTATE_GENERATION_ENGINE": "vllm"}
     result = run_manage("check", env=env)
     assert result.returncode != 0 and "candidates.E001" in result.stderr
+
+
+def test_a_bad_dtype_is_an_error_before_any_model_loads(monkeypatch, tmp_path):
+    monkeypatch.setenv("CFANNOTATE_DTYPE", "bf16")
+    assert model_dtype_check(None) == []
+    monkeypatch.setenv("CFANNOTATE_DTYPE", "int8")
+    [error] = model_dtype_check(None)
+    assert error.id == "candidates.E003" and "'int8' (from CFANNOTATE_DTYPE)" in error.msg
+    # `manage.py generate` runs the checks first: no run is created, no traceback.
+    env = {"CFANNOTATE_STATE_DIR": str(tmp_path), "CFANNOTATE_DTYPE": "int8"}
+    result = run_manage("generate", "1", env=env)
+    assert result.returncode != 0 and "candidates.E003" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -9,7 +9,6 @@ import torch
 from generation import models
 from generation.models import (
     DEFAULT_MODEL,
-    DTYPE_ENV,
     LoadedModel,
     ModelUnavailable,
     cpu_computes_bf16,
@@ -19,6 +18,7 @@ from generation.models import (
     resolve_device,
     resolve_dtype,
 )
+from generation.precision import DTYPE_ENV
 from tests.generation.tiny_models import KINDS, default_model_cache, tiny_lm_directory
 
 

@@ -17,8 +17,12 @@ swap in. `@plain_form_fallback` turns that answer into what a plain browser need
 
 A plain GET of a block that a page loads with htmx (the model evaluation) is that block in
 its section's page. htmx requests pass through unchanged. Views that already answer plain
-requests themselves (the uploads, the settings form, the crowd platforms block) do not
-need it.
+requests themselves (the settings form, the crowd platforms block) do not need it.
+
+`@block_of_section_page` is for the blocks that are parts of a section's page (the
+generation progress, the upload form, the quality report): a plain GET of one (its URL
+opened in a tab, typed or bookmarked) is sent to that page, which shows the block in place,
+instead of the bare block without the site's layout.
 """
 
 from collections.abc import Callable
@@ -63,6 +67,18 @@ def plain_form_fallback(view: Callable) -> Callable:
             _flash(request, context)
             return HttpResponseSeeOther(_back_url(request, section))
         return _page(request, response, section)
+
+    return wrapped
+
+
+def block_of_section_page(view: Callable) -> Callable:
+    """For block views under `@campaign_owner_required`: a plain GET goes to the section page."""
+
+    @wraps(view)
+    def wrapped(request: HtmxHttpRequest, *args, **kwargs) -> HttpResponse:
+        if request.method == "GET" and not request.htmx:
+            return HttpResponseRedirect(_section_url(request, _section(request)))
+        return view(request, *args, **kwargs)
 
     return wrapped
 

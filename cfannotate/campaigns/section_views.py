@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET
 from cfannotate.campaigns import selectors
 from cfannotate.campaigns.access import campaign_owner_required
 from cfannotate.campaigns.page_parts import parts_context
+from cfannotate.campaigns.upload_views import waiting_upload_context
 from cfannotate.core.htmx import HtmxHttpRequest
 
 ORIGINALS_PER_PAGE = 25
@@ -22,7 +23,7 @@ ORIGINALS_PER_PAGE = 25
 @campaign_owner_required
 @require_GET
 def campaign_data(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
-    """The labels, the upload of originals and the originals table (paged with htmx)."""
+    """The labels, the upload of originals (with a file left waiting) and the originals table."""
     campaign = request.campaign
     page = Paginator(selectors.originals_of(campaign), ORIGINALS_PER_PAGE).get_page(
         request.GET.get("page")
@@ -31,6 +32,8 @@ def campaign_data(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     template = "campaigns/data.html"
     if request.htmx and request.htmx.target == "originals":
         template += "#originals"
+    else:
+        context.update(waiting_upload_context(request, campaign))
     return TemplateResponse(request, template, context)
 
 

@@ -1,7 +1,9 @@
 """The campaign page's dataset upload (htmx): choose a file, map and preview it, import it.
 
 The file waits on the server between the steps (`cfannotate.core.pending_uploads`);
-the page carries only its signed token and the chosen mapping.
+the page carries only its signed token and the chosen mapping. The session keeps the
+same two, so a previewed file is still there, under its mapping, when the researcher
+reloads the page or comes back to it, until it is imported, cancelled or expires.
 """
 
 from contextlib import suppress
@@ -16,6 +18,7 @@ from django_htmx.http import HttpResponseClientRefresh
 
 from cfannotate.campaigns.access import campaign_owner_required
 from cfannotate.campaigns.models import Campaign
+from cfannotate.campaigns.plain_forms import block_of_section_page, plain_form_fallback
 from cfannotate.campaigns.uploads import (
     UploadPreview,
     field_names,
@@ -41,14 +44,13 @@ def upload_scope(campaign: Campaign) -> str:
     return f"campaign:{campaign.pk}:originals"
 
 
-def _fragment(
-    request,
+def _context(
     campaign: Campaign,
     *,
     preview: UploadPreview | None = None,
     token: str = "",
     error: CfannotateError | None = None,
-) -> HttpResponse:
+) -> dict:
     context = {
         "campaign": campaign,
         "upload_preview": preview,
@@ -66,9 +68,60 @@ def _fragment(
             (column, names[columns[column]] if column in columns else "")
             for column in preview.table.columns
         ]
+    return context
+
+
+def _fragment(
+    request,
+    campaign: Campaign,
+    *,
+    preview: UploadPreview | None = None,
+    token: str = "",
+    error: CfannotateError | None = None,
+) -> HttpResponse:
+    context = _context(campaign, preview=preview, token=token, error=error)
     # htmx swaps 4xx fragments (base.html), so the error's own status is fine for both.
     status = error.status_code if error is not None else 200
     return TemplateResponse(request, FRAGMENT, context, status=status)
+
+
+def _session_key(campaign: Campaign) -> str:
+    return f"pending-upload:{upload_scope(campaign)}"
+
+
+def _remember(request, campaign: Campaign, token: str, mapping: dict[str, str | None]) -> None:
+    request.session[_session_key(campaign)] = {"token": token, "mapping": mapping}
+
+
+def _forget(request, campaign: Campaign) -> None:
+    request.session.pop(_session_key(campaign), None)
+
+
+def waiting_upload_context(request, campaign: Campaign) -> dict:
+    """The upload part's context: the file this researcher previewed and left waiting, if any.
+
+    A file that is gone (expired, imported elsewhere, replaced) shows the empty form.
+    """
+    remembered = request.session.get(_session_key(campaign))
+    if not isinstance(remembered, dict):
+        return {"campaign": campaign}
+    mapping = remembered.get("mapping")
+    try:
+        pending = pending_upload_get(
+            token=str(remembered.get("token", "")),
+            user=request.user,
+            scope=upload_scope(campaign),
+        )
+        preview = upload_preview(
+            campaign=campaign,
+            file_name=pending.file_name,
+            content=pending.content(),
+            mapping=mapping if isinstance(mapping, dict) else None,
+        )
+    except CfannotateError:
+        _forget(request, campaign)
+        return {"campaign": campaign}
+    return _context(campaign, preview=preview, token=pending.token)
 
 
 def _posted_mapping(request, campaign: Campaign) -> dict[str, str | None]:
@@ -88,11 +141,13 @@ def _pending(request, campaign: Campaign) -> PendingUpload:
 @campaign_owner_required
 @require_http_methods(["GET", "POST"])
 @limit_uploads
+@block_of_section_page
+@plain_form_fallback
 def original_upload(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     """The upload form; a posted file comes back as its preview with guessed columns."""
     campaign = request.campaign
     if request.method == "GET":
-        return _fragment(request, campaign)
+        return TemplateResponse(request, FRAGMENT, waiting_upload_context(request, campaign))
     upload = request.FILES.get("file")
     if upload is None:
         error = InvalidInput(
@@ -108,6 +163,7 @@ def original_upload(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
         )
     except CfannotateError as error:
         return _fragment(request, campaign, error=error)
+    _remember(request, campaign, pending.token, preview.mapping)
     return _fragment(request, campaign, preview=preview, token=pending.token)
 
 
@@ -125,6 +181,7 @@ def _kept_preview(request, campaign):
 
 @campaign_owner_required
 @require_POST
+@plain_form_fallback
 def original_upload_preview(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     """The kept file again, under the mapping just chosen."""
     campaign = request.campaign
@@ -132,11 +189,13 @@ def original_upload_preview(request: HtmxHttpRequest, campaign_id: int) -> HttpR
         pending, preview = _kept_preview(request, campaign)
     except CfannotateError as error:
         return _fragment(request, campaign, error=error)
+    _remember(request, campaign, pending.token, preview.mapping)
     return _fragment(request, campaign, preview=preview, token=pending.token)
 
 
 @campaign_owner_required
 @require_POST
+@plain_form_fallback
 def original_upload_import(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     """Import the kept file: the page reloads with the originals, or the rows' errors show."""
     campaign = request.campaign
@@ -149,6 +208,7 @@ def original_upload_import(request: HtmxHttpRequest, campaign_id: int) -> HttpRe
     except CfannotateError as error:
         return _fragment(request, campaign, preview=preview, token=pending.token, error=error)
     pending_upload_delete(pending)
+    _forget(request, campaign)
     messages.success(request, sentence(f"Imported {imported} originals from {pending.file_name}"))
     if request.htmx:
         return HttpResponseClientRefresh()
@@ -157,10 +217,12 @@ def original_upload_import(request: HtmxHttpRequest, campaign_id: int) -> HttpRe
 
 @campaign_owner_required
 @require_POST
+@plain_form_fallback
 def original_upload_cancel(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     """Forget the kept file; the empty form again."""
     campaign = request.campaign
     # Already gone, or not this user's: nothing to delete either way.
     with suppress(CfannotateError):
         pending_upload_delete(_pending(request, campaign))
+    _forget(request, campaign)
     return _fragment(request, campaign)

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRefresh, trigger_client_event
 
 from cfannotate.campaigns.access import campaign_owner_required
-from cfannotate.campaigns.plain_forms import plain_form_fallback
+from cfannotate.campaigns.plain_forms import block_of_section_page, plain_form_fallback
 from cfannotate.campaigns.selectors import campaign_counts
 from cfannotate.candidates import predictions, review, runs, selectors, services
 from cfannotate.candidates.forms import (
@@ -52,6 +52,7 @@ def _fragment(request, campaign, *, error: str = "", status: int = 200) -> HttpR
 
 @campaign_owner_required
 @require_GET
+@block_of_section_page
 def run_progress(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     """The progress block; the poll that finds its watched run ended (`?watching=<run id>`)
     also tells the page to fetch the candidates again, without a reload."""
@@ -65,6 +66,7 @@ def run_progress(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
 
 @campaign_owner_required
 @require_GET
+@block_of_section_page
 def candidates_recent(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     """The campaign page's candidates table, fetched again when a run ends."""
     campaign = request.campaign
@@ -128,6 +130,8 @@ def _import_fragment(
 
 @campaign_owner_required
 @require_http_methods(["GET", "POST"])
+@block_of_section_page
+@plain_form_fallback
 def candidate_import(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     """The upload form; a valid file reloads the campaign page with what was imported."""
     campaign = request.campaign

@@ -6,7 +6,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from cfannotate.campaigns.access import campaign_owner_required
-from cfannotate.campaigns.plain_forms import plain_form_fallback
+from cfannotate.campaigns.plain_forms import block_of_section_page, plain_form_fallback
 from cfannotate.core.exceptions import CfannotateError
 from cfannotate.core.htmx import HtmxHttpRequest
 from cfannotate.core.worker_tokens import join_token
@@ -50,6 +50,7 @@ def _fragment(request, campaign, *, error: str = "", warnings=(), status: int = 
 
 @campaign_owner_required
 @require_GET
+@block_of_section_page
 def labeling_block(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     return _fragment(request, request.campaign)
 

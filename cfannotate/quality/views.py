@@ -7,7 +7,7 @@ from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET, require_POST
 
 from cfannotate.campaigns.access import campaign_owner_required
-from cfannotate.campaigns.plain_forms import plain_form_fallback
+from cfannotate.campaigns.plain_forms import block_of_section_page, plain_form_fallback
 from cfannotate.core.exceptions import CfannotateError, InvalidInput
 from cfannotate.core.htmx import HtmxHttpRequest
 from cfannotate.quality import plots
@@ -85,6 +85,7 @@ def quality_page(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
 
 @campaign_owner_required
 @require_GET
+@block_of_section_page
 def quality_report_fragment(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     campaign = request.campaign
     return TemplateResponse(request, "quality/_report.html", report_context(campaign))
@@ -110,6 +111,7 @@ def quality_refresh_view(request: HtmxHttpRequest, campaign_id: int) -> HttpResp
 
 @campaign_owner_required
 @require_GET
+@block_of_section_page
 def decisions_fragment(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     campaign = request.campaign
     return TemplateResponse(request, "quality/_decisions.html", _decisions_context(campaign))

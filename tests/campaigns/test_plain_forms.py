@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.contrib.messages import get_messages
-from django.urls import reverse
+from django.urls import URLResolver, get_resolver, reverse
 
 from cfannotate.campaigns.models import CampaignStatus
+from cfannotate.campaigns.sections import SECTIONS
 from cfannotate.candidates.models import Candidate, CandidateStatus
 from tests.factories import make_campaign, make_candidate, make_original, make_unit
 
@@ -219,3 +220,60 @@ def test_only_the_owner_gets_a_plain_post_through(client, other_researcher, camp
     assert client.post(url).status_code == 302  # to the login page
     client.force_login(other_researcher)
     assert client.post(url).status_code == 404
+
+
+def _campaign_routes() -> dict[str, str]:
+    """Every route of a campaign that takes the campaign's id and nothing else, by name."""
+
+    def walk(patterns, prefix=""):
+        for pattern in patterns:
+            if isinstance(pattern, URLResolver):
+                yield from walk(pattern.url_patterns, prefix + str(pattern.pattern))
+            elif pattern.name:
+                yield prefix + str(pattern.pattern), pattern.name
+
+    return {
+        name: route
+        for route, name in walk(get_resolver().url_patterns)
+        if re.findall(r"<[^>]+>", route) == ["<int:campaign_id>"]
+    }
+
+
+def test_no_url_of_a_campaign_opens_as_a_bare_block(logged_in, campaign, reviewed):
+    """A block's URL opened in a tab (typed, bookmarked, from history) is a whole page."""
+    sections = {reverse(section.url_name, args=[campaign.id]) for section in SECTIONS}
+    routes = _campaign_routes()
+    assert {"run-progress", "labeling-block", "quality-report", "original-upload"} <= set(routes)
+    bare = {}
+    for name in routes:
+        url = reverse(name, args=[campaign.id])
+        response = logged_in.get(url)
+        if response.status_code in (301, 302, 303):
+            if response["Location"] not in sections:
+                bare[name] = f"redirects to {response['Location']}"
+        elif response.status_code == 200 and "text/html" in response["Content-Type"]:
+            if "<html" not in response.content.decode()[:300].lower():
+                bare[name] = "a block without the page around it"
+    assert bare == {}
+
+
+@pytest.mark.parametrize(
+    ("name", "section"),
+    [
+        ("run-progress", "campaign-generation"),
+        ("candidates-recent", "campaign-generation"),
+        ("candidate-import", "campaign-generation"),
+        ("original-upload", "campaign-data"),
+        ("labeling-block", "campaign-labeling"),
+        ("quality-report", "quality-page"),
+        ("quality-decisions", "quality-page"),
+    ],
+)
+def test_a_plain_get_of_a_block_goes_to_its_page_and_htmx_gets_the_block(
+    logged_in, campaign, name, section
+):
+    url = reverse(name, args=[campaign.id])
+    plain = logged_in.get(url)
+    assert plain.status_code == 302 and plain["Location"] == reverse(section, args=[campaign.id])
+    block = logged_in.get(url, HTTP_HX_REQUEST="true")
+    assert block.status_code == 200 and "<html" not in block.content.decode().lower()

@@ -94,6 +94,76 @@ def test_preview_then_import(client, researcher, campaign, upload_dir):
     assert "Imported 2 originals from reviews.csv." in page and "A warm and funny film." in page
 
 
+def test_a_previewed_file_is_still_there_when_the_page_is_reloaded(
+    client, researcher, campaign, upload_dir
+):
+    client.force_login(researcher)
+    token = token_of(send_file(client, campaign))
+    client.post(
+        reverse("original-upload-preview", args=[campaign.id]),
+        {"token": token, "map-id": "", "map-text": "review", "map-label": "sentiment"},
+        HTTP_HX_REQUEST="true",
+    )
+    data_url = reverse("campaign-data", args=[campaign.id])
+    for page in (
+        client.get(data_url),  # a reload, or coming back from another page
+        client.get(reverse("original-upload", args=[campaign.id]), HTTP_HX_REQUEST="true"),
+    ):
+        html = page.content.decode()
+        assert "<strong>reviews.csv</strong>: CSV (utf-8)" in html and "Import 2 rows" in html
+        # Under the mapping last chosen (no id column), not the guess (the "id" column).
+        assert '<option value="id" selected>' not in html
+        assert token_of(page) == token
+    # Importing it from the reloaded page empties the form for good.
+    imported = client.post(
+        reverse("original-upload-import", args=[campaign.id]),
+        {"token": token, "map-id": "", "map-text": "review", "map-label": "sentiment"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert imported["HX-Refresh"] == "true"
+    assert [o.external_id for o in campaign.originals.order_by("id")] == ["row-1", "row-2"]
+    html = client.get(data_url).content.decode()
+    assert 'name="file"' in html and "Import 2 rows" not in html
+
+
+def test_a_waiting_file_that_is_gone_shows_the_empty_form(
+    client, researcher, other_researcher, campaign, upload_dir
+):
+    client.force_login(researcher)
+    token = token_of(send_file(client, campaign))
+    data_url = reverse("campaign-data", args=[campaign.id])
+    cancelled = client.post(reverse("original-upload-cancel", args=[campaign.id]), {"token": token})
+    assert cancelled.status_code == 303 and cancelled["Location"] == data_url  # without htmx
+    assert "Import 2 rows" not in client.get(data_url).content.decode()
+
+    token_of(send_file(client, campaign))
+    for path in kept_files(upload_dir):
+        path.unlink()  # expired and purged, say
+    html = client.get(data_url).content.decode()
+    assert 'name="file"' in html and "Import 2 rows" not in html
+    assert html.count("upload it again") == 0  # no error for what nobody asked for
+
+
+def test_the_upload_works_without_javascript(client, researcher, campaign, upload_dir):
+    """Plain posts (htmx not loaded yet, or no JavaScript): each step comes back to the
+    data page, which shows the waiting file; a refusal is the data page with the error."""
+    client.force_login(researcher)
+    data_url = reverse("campaign-data", args=[campaign.id])
+    upload_url = reverse("original-upload", args=[campaign.id])
+    refused = client.post(upload_url, {"file": SimpleUploadedFile("x.csv", b"")})
+    page = refused.content.decode()
+    assert refused.status_code == 400 and "<html" in page and "<h1>Data</h1>" in page
+    sent = client.post(upload_url, {"file": SimpleUploadedFile("reviews.csv", CSV)})
+    assert sent.status_code == 303 and sent["Location"] == data_url
+    page = client.get(data_url).content.decode()
+    assert "<strong>reviews.csv</strong>" in page and "Import 2 rows" in page
+    mapping = {"token": token_of(client.get(data_url)), "map-id": "id"}
+    mapping |= {"map-text": "review", "map-label": "sentiment"}
+    imported = client.post(reverse("original-upload-import", args=[campaign.id]), mapping)
+    assert imported.status_code == 302 and imported["Location"] == data_url
+    assert campaign.originals.count() == 2 and kept_files(upload_dir) == []
+
+
 def test_import_errors_list_the_rows_and_import_nothing(client, researcher, campaign):
     client.force_login(researcher)
     response = send_file(client, campaign, b"text,label\nGood.,positive\n,positive\nOk.,meh\n")
@@ -309,7 +379,11 @@ def test_cancel_deletes_the_kept_file(client, researcher, campaign, upload_dir):
     client.force_login(researcher)
     token = token_of(send_file(client, campaign))
     assert len(kept_files(upload_dir)) == 1
-    response = client.post(reverse("original-upload-cancel", args=[campaign.id]), {"token": token})
+    response = client.post(
+        reverse("original-upload-cancel", args=[campaign.id]),
+        {"token": token},
+        HTTP_HX_REQUEST="true",
+    )
     assert response.status_code == 200 and 'name="file"' in response.content.decode()
     assert kept_files(upload_dir) == []
     gone = client.post(

@@ -192,7 +192,8 @@ def test_the_progress_polls_while_running_and_says_originals_and_time_left(
 def test_a_queued_run_says_it_waits_for_a_worker(client, researcher, campaign):
     generation_run_create(campaign=campaign)
     client.force_login(researcher)
-    html = client.get(reverse("run-progress", args=[campaign.id])).content.decode()
+    url = reverse("run-progress", args=[campaign.id])
+    html = client.get(url, HTTP_HX_REQUEST="true").content.decode()
     assert 'hx-trigger="every 2s"' in html
     assert "0 of 5 originals" in html and "waiting for a worker" in html
 

@@ -48,10 +48,12 @@ def test_start_shows_live_progress_and_cancel(
 def test_run_pages_are_owner_scoped_and_post_only(client, other_researcher, researcher, campaign):
     client.force_login(other_researcher)
     assert client.post(reverse("run-start", args=[campaign.id])).status_code == 404
-    assert client.get(reverse("run-progress", args=[campaign.id])).status_code == 404
+    progress = reverse("run-progress", args=[campaign.id])
+    assert client.get(progress, HTTP_HX_REQUEST="true").status_code == 404
+    assert client.get(progress).status_code == 404
     client.force_login(researcher)
     assert client.get(reverse("run-start", args=[campaign.id])).status_code == 405
-    assert client.get(reverse("run-progress", args=[campaign.id])).status_code == 200
+    assert client.get(progress, HTTP_HX_REQUEST="true").status_code == 200
 
 
 def test_campaign_page_shows_the_progress_block(client, researcher, campaign):
@@ -215,7 +217,7 @@ def test_upload_form_is_owner_scoped(client, other_researcher, researcher, impor
     assert client.get(url).status_code == 404
     assert client.post(url, {"file": _upload(IMPORT_CSV)}).status_code == 404
     client.force_login(researcher)
-    assert client.get(url).status_code == 200
+    assert client.get(url, HTTP_HX_REQUEST="true").status_code == 200
     assert client.put(url).status_code == 405
     assert not Candidate.objects.exists()
 

@@ -55,10 +55,12 @@ def test_only_the_owner_may_open_and_only_by_post(client, other_researcher, camp
     assert client.post(url).status_code == 302  # to the login page
     client.force_login(other_researcher)
     assert client.post(url).status_code == 404
-    assert client.get(reverse("labeling-block", args=[campaign.id])).status_code == 404
+    block = reverse("labeling-block", args=[campaign.id])
+    assert client.get(block, HTTP_HX_REQUEST="true").status_code == 404
+    assert client.get(block).status_code == 404
     client.force_login(campaign.owner)
     assert client.get(url).status_code == 405
-    assert client.get(reverse("labeling-block", args=[campaign.id])).status_code == 200
+    assert client.get(block, HTTP_HX_REQUEST="true").status_code == 200
 
 
 def test_opening_right_after_an_import_waits_for_the_units_being_built(logged_in, campaign):

@@ -46,7 +46,9 @@ def test_the_quality_page_shows_verdicts_agreement_and_charts(browser_client, la
 
 
 def test_the_report_fragment_and_refresh(browser_client, labeled):
-    fragment = browser_client.get(reverse("quality-report", args=[labeled.id]))
+    fragment = browser_client.get(
+        reverse("quality-report", args=[labeled.id]), HTTP_HX_REQUEST="true"
+    )
     assert fragment.status_code == 200
     assert fragment.content.decode().lstrip().startswith("{#") is False
     assert 'id="quality-report"' in fragment.content.decode()

@@ -186,13 +186,21 @@ _NON_LATIN_LETTER = re.compile(r"[^\W\d_a-zA-Z\u00C0-\u024F]")
 
 
 def input_problem(
-    text: str, doc: Doc | None = None, *, max_tokens: int = DEFAULT_MAX_TOKENS
+    text: str,
+    doc: Doc | None = None,
+    *,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    needs_verb: bool = True,
 ) -> str | None:
     """Why a text cannot be perturbed by a sentence-level English method, or None.
 
     Cheap checks every generator runs first: empty text, too long, not English
     (mostly non-Latin letters, or four or more words with not one English
-    function word), and no verb at all when a parse is given.
+    function word), and, when a parse is given, no verb at all for the methods that
+    edit a clause (`needs_verb`: negation and strengthening, concept-steered
+    rewriting). Word and span editors (Polyjuice's infilling, lexicon replacement)
+    pass `needs_verb=False`: verbless texts are common and easy to edit ("What an
+    awful show." → "What a wonderful show.", SNLI's "A tall person on a bike").
     """
     if not text or not text.strip():
         return "empty text"
@@ -207,7 +215,7 @@ def input_problem(
     if doc is not None:
         if len(doc) > max_tokens:
             return f"text longer than {max_tokens} tokens ({len(doc)})"
-        if not any(token.pos_ in ("VERB", "AUX") for token in doc):
+        if needs_verb and not any(token.pos_ in ("VERB", "AUX") for token in doc):
             return "no verb in the text"
     return None
 

@@ -165,7 +165,8 @@ class PolyjuiceGenerator:
         for original in originals:
             problem = input_problem(original.text)
             if problem is None:
-                problem = input_problem(original.text, context.parses.parse(original.text))
+                doc = context.parses.parse(original.text)
+                problem = input_problem(original.text, doc, needs_verb=False)
             if problem:
                 output.skipped.append(Skipped(original.key, problem))
             else:

@@ -130,7 +130,9 @@ class LexiconGenerator(abc.ABC):
             doc = None
             if problem is None:
                 doc = context.parses.parse(original.text)
-                problem = input_problem(original.text, doc, max_tokens=self.settings.max_tokens)
+                problem = input_problem(
+                    original.text, doc, max_tokens=self.settings.max_tokens, needs_verb=False
+                )
             if problem is not None:
                 skip(original, problem)
                 continue

@@ -469,6 +469,22 @@ def test_replace_changes_the_negated_word_not_the_negation(context, tmp_path_fac
     assert result.intended_label == "negative"
 
 
+def test_replace_edits_a_text_without_a_verb(context, tmp_path_factory):
+    """Reviews often open with a verbless exclamation; it is the easiest flip of all."""
+    model = str(tiny_lm_directory(tmp_path_factory, "gpt2"))
+    settings = LexiconReplace.Settings(
+        classifier="vader", model=model, proposal_count=4, max_candidates=1, min_similarity=None
+    )
+    originals = [original("w1", "What an awful show.", "negative")]
+    output = LexiconReplace(settings).generate(originals, context=context)
+    assert output.skipped == []
+    (result,) = output.candidates
+    (replacement,) = result.metadata["replacements"]
+    assert replacement["from"] == "awful" and result.intended_label == "positive"
+    assert opinion_lexicon(1.0).polarity(replacement["to"]) == POSITIVE
+    assert result.text.endswith(f" {replacement['to']} show.")
+
+
 def test_replace_skips_a_text_longer_than_the_model_reads(context, tmp_path_factory):
     model = str(tiny_lm_directory(tmp_path_factory, "gpt2"))  # reads 128 positions
     long_text = "The story was " + "really " * 60 + "good and the film was fun."
@@ -488,7 +504,6 @@ def test_replace_skips_a_text_longer_than_the_model_reads(context, tmp_path_fact
 def test_bad_input_gives_no_candidate_and_a_reason(generator_name, context):
     originals = [
         original("empty", "   ", "positive"),
-        original("no-verb", "A truly wonderful film.", "positive"),
         original("french", "Ce film est vraiment très mauvais", "negative"),
         original("long", "The film was good. " * 40, "positive"),
         original("no-opinion", "The man walked to the store on Tuesday.", "positive"),
@@ -502,7 +517,6 @@ def test_bad_input_gives_no_candidate_and_a_reason(generator_name, context):
     assert output.candidates == []
     reasons = {item.original_key: item.reason for item in output.skipped}
     assert reasons["empty"] == "empty text"
-    assert reasons["no-verb"] == "no verb in the text"
     assert reasons["french"].startswith("not English")
     assert reasons["long"].startswith("text longer than 60 tokens")
     assert reasons["no-opinion"] == "no opinion word or negation in the text"

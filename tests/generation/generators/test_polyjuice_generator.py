@@ -1,5 +1,6 @@
 """The Polyjuice generator's progress: originals reported as their prompts finish, not all
-at the end of decoding (a campaign page's live progress moves within a chunk)."""
+at the end of decoding (a campaign page's live progress moves within a chunk); which
+originals it takes."""
 
 import pytest
 
@@ -56,3 +57,14 @@ def test_skipped_originals_count_as_done(answered, tiny_lm):
     output, reports = _generate(originals, tiny_lm)
     assert [skip.original_key for skip in output.skipped] == ["empty"]
     assert sum(reports) == 2 and 0 not in reports
+
+
+def test_a_text_without_a_verb_is_perturbed(answered, tiny_lm):
+    """SNLI hypotheses and review openers are often verbless; infilling needs no verb."""
+    originals = [
+        OriginalRecord("snli", "A tall person on a bike", "neutral"),
+        OriginalRecord("review", "What an awful show.", "negative"),
+    ]
+    output, _ = _generate(originals, tiny_lm)
+    assert output.skipped == []
+    assert {candidate.original_key for candidate in output.candidates} == {"snli", "review"}

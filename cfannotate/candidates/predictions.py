@@ -128,6 +128,35 @@ def _baseline_rows(campaign: Campaign) -> list | None:
     return rows
 
 
+def baseline_label_problem(campaign: Campaign) -> str | None:
+    """Why the built-in baseline predicts nothing for this campaign, or None.
+
+    It learns from the originals and the labeled counterfactuals; with one label among
+    them there is nothing to tell apart (an NLI file of one class, a first batch of
+    positive reviews), and selection cannot favour label flips. One query where the
+    originals hold two labels, the common case.
+    """
+    if campaign.flip_classifier != FlipClassifier.BASELINE:
+        return None
+    if campaign.originals.values("label").distinct().count() >= 2:
+        return None
+    if not campaign.originals.exists():
+        return None
+    rows = baseline_training_rows(campaign)
+    labels = {row.label for row in rows}
+    if len(labels) >= 2:
+        return None
+    names = dict(campaign.labels.values_list("value", "display_name"))
+    only = ", ".join(names.get(label, label) for label in sorted(labels))
+    return (
+        "No label predictions: the built-in classifier learns from the originals and the "
+        f"labeled counterfactuals, and all of them have the same label ({only}). Selection "
+        "cannot favour candidates that change the label until it sees a second one: add "
+        "originals of another label, label some counterfactuals (gold rounds), upload your "
+        "own predictions below, or name a classifier model in Settings → Selection."
+    )
+
+
 def label_classifier(campaign: Campaign):
     """The campaign's classifier, ready to predict; None where it computes nothing (none,
     uploaded) or the baseline has fewer than two labels among the texts it learns from.

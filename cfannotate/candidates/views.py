@@ -186,6 +186,7 @@ def _review_context(request, campaign, *, message: str = "", error=None) -> tupl
         fields = {name: list(problems) for name, problems in form.errors.items()}
         context["error"] = InvalidInput("Some filters are invalid.", fields=fields)
         return context, 400
+    context["classifier_problem"] = predictions.baseline_label_problem(campaign)
     filters = form.filters()
     rows = selectors.candidates_filtered(campaign, filters)
     page = Paginator(rows, REVIEW_PER_PAGE).get_page(request.GET.get("page"))

@@ -251,9 +251,12 @@ def test_no_url_of_a_campaign_opens_as_a_bare_block(logged_in, campaign, reviewe
         if response.status_code in (301, 302, 303):
             if response["Location"] not in sections:
                 bare[name] = f"redirects to {response['Location']}"
-        elif response.status_code == 200 and "text/html" in response["Content-Type"]:
-            if "<html" not in response.content.decode()[:300].lower():
-                bare[name] = "a block without the page around it"
+        elif (
+            response.status_code == 200
+            and "text/html" in response["Content-Type"]
+            and "<html" not in response.content.decode()[:300].lower()
+        ):
+            bare[name] = "a block without the page around it"
     assert bare == {}
 
 

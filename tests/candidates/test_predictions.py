@@ -178,6 +178,30 @@ def test_no_classifier_or_originals_of_one_label_predict_nothing(researcher, cam
     assert not Candidate.objects.filter(campaign=one_label).exclude(prediction_source="").exists()
 
 
+def test_the_review_page_says_why_there_are_no_predictions(client, researcher, campaign):
+    one_label = make_campaign(owner=researcher)
+    film = make_original(one_label, text="A great film.", label="positive")
+    make_candidate(film, text="A film.")
+    client.force_login(researcher)
+    review = reverse("candidate-review", args=[one_label.id])
+    page = html.unescape(client.get(review).content.decode())
+    assert "No label predictions" in page and "the same label (Positive)" in page
+    # A counterfactual labeled negative (a gold answer, say) is the second label it needs.
+    negative = one_label.labels.get(value="negative")
+    make_candidate(
+        film, text="An awful film.", source=CandidateSource.IMPORTED, intended_label=negative
+    )
+    assert "No label predictions" not in client.get(review).content.decode()
+    # Originals of two labels, or another classifier: nothing to say.
+    assert (
+        "No label predictions"
+        not in client.get(reverse("candidate-review", args=[campaign.id])).content.decode()
+    )
+    Campaign.objects.filter(pk=one_label.pk).update(flip_classifier=FlipClassifier.UPLOADED)
+    make_original(one_label, text="Nice.", label="positive")
+    assert "No label predictions" not in client.get(review).content.decode()
+
+
 def test_a_model_classifier_needs_its_directory_named(campaign):
     with pytest.raises(ValidationError) as caught:
         campaign_update(campaign=campaign, settings={"flip_classifier": "model"})

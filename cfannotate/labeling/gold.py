@@ -55,10 +55,14 @@ def gold_answer_checked(
     """The answer an item gives (`valid`, `label`, optional `explanation`), or its problems."""
     problems: Problems = []
     valid = _valid(item.get("valid", True))
-    if valid is None:
+    if item.get("valid") == "":
+        problems.append((f"{where}.valid", "Choose whether a careful worker finds it valid."))
+    elif valid is None:
         problems.append((f"{where}.valid", "Use true or false."))
     label = lookup.get(str(item.get("label") or "").strip().lower())
-    if label is None:
+    if item.get("label") in (None, ""):
+        problems.append((f"{where}.label", "Choose the label a careful worker gives."))
+    elif label is None:
         labels = ", ".join(sorted({label.value for label in lookup.values()}))
         problems.append(
             (f"{where}.label", f"Unknown label {item.get('label')!r}; expected one of {labels}.")

@@ -65,7 +65,7 @@ def _typed_items(post) -> list[dict]:
     return [
         {
             "text": post.get(f"new-text-{number}", ""),
-            "valid": post.get(f"new-valid-{number}", "true"),
+            "valid": post.get(f"new-valid-{number}", ""),
             "label": post.get(f"new-label-{number}", ""),
             "explanation": post.get(f"new-explanation-{number}", ""),
         }
@@ -79,8 +79,8 @@ def _pick_context(campaign, original, post, error=None) -> dict:
         {
             "number": number,
             "text": post.get(f"new-text-{number}", ""),
-            "valid": post.get(f"new-valid-{number}", "true"),
-            "label": post.get(f"new-label-{number}") or original.label.value,
+            "valid": post.get(f"new-valid-{number}", ""),
+            "label": post.get(f"new-label-{number}", ""),
             "explanation": post.get(f"new-explanation-{number}", ""),
         }
         for number in range(1, AUTHOR_ROWS + 1)
@@ -219,16 +219,20 @@ def gold_round_answers(request: HtmxHttpRequest, campaign_id: int, gold_round_id
 
 
 def _candidate_rows(campaign, original, post) -> list[dict]:
-    """One original's candidates as rows to tick, with the answers posted (or likeliest)."""
+    """One original's candidates as rows to tick, with the answers posted.
+
+    Nothing is chosen for the researcher: a gold answer scores every worker who meets it,
+    and a guess left unchecked (the label the generator aimed for, "valid" for a broken
+    sentence) would fail the careful ones. What the generator aimed for and what the
+    classifier predicts are shown beside the choice instead.
+    """
     ticked = set(post.getlist("candidate"))
     return [
         {
             "candidate": candidate,
             "ticked": str(candidate.pk) in ticked,
-            "valid": post.get(f"valid-{candidate.pk}", "true"),
-            # What the generator aimed for is the likeliest answer; else the original's label.
-            "label": post.get(f"label-{candidate.pk}")
-            or (candidate.intended_label or original.label).value,
+            "valid": post.get(f"valid-{candidate.pk}", ""),
+            "label": post.get(f"label-{candidate.pk}", ""),
             "explanation": post.get(f"explanation-{candidate.pk}", ""),
         }
         for candidate in candidates_filtered(campaign, CandidateFilters(original=original.pk))

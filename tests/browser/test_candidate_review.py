@@ -65,9 +65,15 @@ def test_review_reject_edit_and_promote_to_gold(live_server, page):
     page.get_by_role("heading", name="A new round on one original").wait_for()
     negated_row, awful_row = page.locator(f"#pick-{negated.id}"), page.locator(f"#pick-{awful.id}")
     negated_row.get_by_label("Use").check()
+    # Nothing is chosen for the researcher: saving without the answers says what is missing.
+    page.get_by_role("button", name="Save the round").click()
+    page.get_by_role("alert").get_by_text("Choose the label a careful worker gives.").wait_for()
+    page.console_errors.clear()  # the browser logs the refusal's 400; nothing else went wrong
+    negated_row.locator(f'select[name="valid-{negated.id}"]').select_option("true")
     negated_row.locator(f'select[name="label-{negated.id}"]').select_option("negative")
     negated_row.locator(f'input[name="explanation-{negated.id}"]').fill("Negated, so negative.")
     awful_row.get_by_label("Use").check()
+    awful_row.locator(f'select[name="valid-{awful.id}"]').select_option("true")
     awful_row.locator(f'select[name="label-{awful.id}"]').select_option("negative")
     page.get_by_role("button", name="Save the round").click()
 

@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from cfannotate.candidates.models import CandidateStatus
 from cfannotate.labeling.gold import IN_UNITS
-from cfannotate.labeling.gold_views import PICK_PER_PAGE
+from cfannotate.labeling.gold_views import AUTHOR_ROWS, PICK_PER_PAGE
 from cfannotate.labeling.models import GoldKind, GoldRound
 from tests.factories import (
     make_campaign,
@@ -29,7 +29,7 @@ def test_an_authored_round_is_named_by_its_kind_with_one_final_period(
     label = campaign.labels.first().value
     response = client.post(
         reverse("gold-original", args=[campaign.id, original.id]),
-        {"kind": kind, "new-text-1": "A sentence.", "new-label-1": label},
+        {"kind": kind, "new-text-1": "A sentence.", "new-valid-1": "true", "new-label-1": label},
     )
     assert response.status_code == 302
     [message] = [str(m) for m in get_messages(response.wsgi_request)]
@@ -47,7 +47,12 @@ def test_an_original_id_that_ends_with_a_period_does_not_double_it(
     original.save(update_fields=["external_id"])
     response = client.post(
         reverse("gold-original", args=[campaign.id, original.id]),
-        {"kind": kind, "new-text-1": "A sentence.", "new-label-1": campaign.labels.first().value},
+        {
+            "kind": kind,
+            "new-text-1": "A sentence.",
+            "new-valid-1": "true",
+            "new-label-1": campaign.labels.first().value,
+        },
     )
     [message] = [str(m) for m in get_messages(response.wsgi_request)]
     assert message == f"{said} round was made from original review-12."
@@ -192,9 +197,11 @@ def test_typed_counterfactuals_become_a_training_round(client, researcher, campa
         {
             "kind": "training",
             "new-text-1": "The plot is dumb.",
+            "new-valid-1": "true",
             "new-label-1": "negative",
             "new-explanation-1": "Dumb is negative.",
             "new-text-3": "The plot is clever and kind.",
+            "new-valid-3": "true",
             "new-label-3": "positive",
         },
     )
@@ -208,6 +215,32 @@ def test_typed_counterfactuals_become_a_training_round(client, researcher, campa
         ("The plot is dumb.", "negative", "Dumb is negative."),
         ("The plot is clever and kind.", "positive", ""),
     ]
+
+
+def test_no_answer_is_chosen_for_the_researcher(client, researcher, campaign):
+    """A gold answer scores every worker who meets it: the form guesses nothing, shows what
+    the generator aimed for and what the classifier predicts, and refuses an unchosen one."""
+    client.force_login(researcher)
+    original = make_original(campaign, text="The plot is clever.", label="positive")
+    negative = campaign.labels.get(value="negative")
+    aimed = make_candidate(original, text="The plot is dumb.", intended_label=negative)
+    url = reverse("gold-original", args=[campaign.id, original.id])
+    page = client.get(url).content.decode()
+    row = page[page.index(f'<tr id="pick-{aimed.id}"') :]
+    assert "selected" not in row[: row.index("</tr>")]
+    assert "aimed at Negative" in page
+    assert page.count('<option value="">choose…</option>') == 2 + 2 * AUTHOR_ROWS
+
+    response = client.post(url, {"kind": "gold", "candidate": str(aimed.id)}, **HTMX)
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert "Choose whether a careful worker finds it valid." in html
+    assert "Choose the label a careful worker gives." in html
+    typed = client.post(url, {"kind": "gold", "new-text-1": "The plot is dull."}, **HTMX)
+    assert typed.status_code == 400 and "Choose the label a careful worker gives." in (
+        typed.content.decode()
+    )
+    assert not GoldRound.objects.exists()
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ import pytest
 from django.contrib.messages import get_messages
 from django.urls import reverse
 
+from cfannotate.campaigns.models import Original, TaskType
 from cfannotate.candidates.models import CandidateStatus
 from cfannotate.labeling.gold import IN_UNITS
 from cfannotate.labeling.gold_views import AUTHOR_ROWS, PICK_PER_PAGE
@@ -328,3 +329,12 @@ def test_a_rounds_forms_work_without_javascript(client, researcher, campaign):
     assert not said.endswith("..")
     item.refresh_from_db()
     assert item.expected_label.value != "sarcastic"  # nothing saved
+
+
+def test_a_round_of_a_pair_task_shows_the_fixed_side(client, researcher):
+    nli = make_campaign(owner=researcher, task_type=TaskType.NLI)
+    gold_round = make_gold_round(nli)
+    Original.objects.filter(pk=gold_round.original_id).update(context="A <b>dog</b> runs.")
+    client.force_login(researcher)
+    page = client.get(reverse("gold-page", args=[nli.id])).content.decode()
+    assert "Premise: A &lt;b&gt;dog&lt;/b&gt; runs." in page

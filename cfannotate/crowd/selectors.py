@@ -7,7 +7,7 @@ import statistics
 from dataclasses import dataclass
 from decimal import Decimal
 
-from django.db.models import F, QuerySet, Sum
+from django.db.models import Count, F, QuerySet, Sum
 
 from cfannotate.campaigns.models import Campaign
 from cfannotate.core.exceptions import NotFound
@@ -145,10 +145,32 @@ def _median_round_seconds(campaign: Campaign) -> float | None:
     return statistics.median(seconds) if len(seconds) >= ESTIMATE_MIN_ROUNDS else None
 
 
+def _rounds_for_a_new_worker(campaign: Campaign) -> int:
+    """The rounds a worker starting now is given: the campaign's numbers, fewer where
+    fewer units are open or fewer gold and training rounds are active (the end of a
+    campaign, a first gold round or two). All of them while nothing is open, which the
+    start then explains."""
+    real = min(
+        campaign.rounds_per_assignment,
+        LabelingUnit.objects.filter(campaign=campaign, claims__lt=F("judgments_needed")).count(),
+    )
+    if real == 0:
+        return campaign.training_rounds + campaign.rounds_total
+    active = dict(
+        GoldRound.objects.filter(campaign=campaign, is_active=True)
+        .order_by()
+        .values_list("kind")
+        .annotate(n=Count("id"))
+    )
+    gold = min(campaign.gold_rounds_per_assignment, active.get(GoldKind.GOLD, 0))
+    training = min(campaign.training_rounds, active.get(GoldKind.TRAINING, 0))
+    return training + real + gold
+
+
 def session_facts(campaign: Campaign, publication: Publication | None = None) -> SessionFacts:
     """Rounds, time and pay for one assignment of `campaign`, entered through `publication`
     (None: an invitation or personal link, which states no pay)."""
-    rounds = campaign.training_rounds + campaign.rounds_total
+    rounds = _rounds_for_a_new_worker(campaign)
     minutes, source, pay = None, "", ""
     options = publication.options if publication is not None else {}
     if publication is not None and publication.platform == Platform.MTURK and options.get("reward"):

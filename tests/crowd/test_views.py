@@ -5,6 +5,7 @@ from datetime import timedelta
 import pytest
 from django.core import signing
 from django.core.signing import Signer, get_cookie_signer
+from django.db.models import F
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
@@ -27,7 +28,9 @@ from cfannotate.crowd.services import (
     personal_link_revoke,
 )
 from cfannotate.crowd.views import COOKIE_PREFIX, COOKIE_SALT
-from cfannotate.labeling.models import Assignment, AssignmentState, Round
+from cfannotate.labeling.assignments import assignment_start
+from cfannotate.labeling.models import Assignment, AssignmentState, LabelingUnit, Round
+from tests.factories import make_worker
 
 pytestmark = pytest.mark.django_db
 
@@ -246,6 +249,29 @@ def test_the_entry_page_gives_rounds_and_no_pay_or_time_it_cannot_know(client, c
     assert "4 rounds" in page and "gold" not in page.lower()
     assert "minute" not in page and "Pay" not in page  # nothing to go by, nothing invented
     assert ".." not in page
+
+
+def test_the_entry_page_counts_the_rounds_a_worker_starting_now_is_given(client, campaign):
+    # 4 units, 2 a worker: 1 training + 2 real + 1 gold while two or more units are open.
+    assert "4 rounds" in _visible_text(client.get(_join_url(campaign)))
+    units = list(LabelingUnit.objects.filter(campaign=campaign).order_by("id"))
+    LabelingUnit.objects.filter(pk__in=[u.pk for u in units[:3]]).update(
+        claims=F("judgments_needed")
+    )
+    page = _visible_text(client.get(_join_url(campaign)))
+    assert "3 rounds" in page  # the last open unit: one real round, not the two promised
+    assignment = assignment_start(campaign=campaign, worker=make_worker())
+    assert assignment.rounds.count() == 3  # what the page said
+    # Nothing open: the campaign's numbers, and starting explains there is no work.
+    LabelingUnit.objects.filter(campaign=campaign).update(claims=F("judgments_needed"))
+    assert "4 rounds" in _visible_text(client.get(_join_url(campaign)))
+
+
+def test_the_entry_page_names_what_is_edited_without_inventing_a_plural(client, campaign):
+    Campaign.objects.filter(pk=campaign.pk).update(text_name="Hypothesis")
+    page = _visible_text(client.get(_join_url(campaign)))
+    assert "edited versions of the hypothesis shown in each round" in page
+    assert "hypothesiss" not in page
 
 
 def test_the_entry_page_estimates_time_from_past_rounds(client, campaign):

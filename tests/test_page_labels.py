@@ -5,6 +5,7 @@ from html.parser import HTMLParser
 
 import pytest
 
+from bench.pages import request_headers
 from tests.test_page_queries import _labeled, researcher_pages
 
 pytestmark = pytest.mark.django_db
@@ -53,7 +54,7 @@ def test_every_field_of_every_researcher_page_has_a_label(client, researcher):
     campaign = _labeled(researcher, units=3, workers=2)
     missing = {}
     for name, url in researcher_pages(campaign).items():
-        response = client.get(url)
+        response = client.get(url, headers=request_headers(name))  # a block as htmx loads it
         assert response.status_code == 200, (name, response.status_code)
         if problems := unlabeled_fields(response.content.decode()):
             missing[name] = problems

@@ -26,7 +26,11 @@ from generation.generators.lexicon.opinion_lexicon import (
     opposite,
     replacement_words,
 )
-from generation.generators.lexicon.replacement import RankedReplacement, rank_replacements
+from generation.generators.lexicon.replacement import (
+    RankedReplacement,
+    rank_replacements,
+    same_part_of_speech,
+)
 from generation.generators.lexicon.rewrite import match_case, removal_span, rewrite
 from generation.generators.lexicon.sensitivity import (
     CLASSIFIERS,
@@ -406,7 +410,7 @@ class LexiconReplace(LexiconGenerator):
         rankings: list[tuple[CausalTerm, float, list[RankedReplacement]]] = []
         for term, importance in item.terms[: self.settings.max_replacements]:
             try:
-                ranked = self._rank(lm, item.doc, term, chosen)
+                ranked = self._rank(lm, item.doc, term, chosen, context)
             except ValueError as error:  # the text is longer than the model reads
                 return f"the language model cannot score this text: {error}"
             if ranked:
@@ -449,18 +453,31 @@ class LexiconReplace(LexiconGenerator):
         return drafts
 
     def _rank(
-        self, lm, doc: Doc, term: CausalTerm, chosen: dict[int, str]
+        self, lm, doc: Doc, term: CausalTerm, chosen: dict[int, str], context: GenerationContext
     ) -> list[RankedReplacement]:
+        """The best replacements of one term, each read by the parser as the part of speech
+        of the word it replaces (no adjective in a noun's slot)."""
         token = doc[term.edited]
         current = rewrite(doc, replace=chosen)
         pool = replacement_words(
             self.settings.min_valence, opposite(term.word_polarity), token.tag_
         )
-        return rank_replacements(
+
+        def rewritten(word: str):
+            return rewrite(doc, replace=chosen | {term.edited: word})
+
+        ranked = rank_replacements(
             lm,
             prefix=current.text[: current.starts[term.edited]],
             surfaces={word: match_case(word, token.text) for word in pool},
-            sentence_with=lambda word: rewrite(doc, replace=chosen | {term.edited: word}).text,
+            sentence_with=lambda word: rewritten(word).text,
             proposal_count=self.settings.proposal_count,
             batch_size=self.settings.batch_size,
+        )
+        return same_part_of_speech(
+            ranked,
+            old=token,
+            start_of=lambda word: rewritten(word).starts[term.edited],
+            parse_many=context.parses.parse_many,
+            wanted=self.settings.max_candidates,
         )

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
+from spacy.tokens import Doc, Token
 
 from generation.fluency import sentence_logprobs
 from generation.models import LoadedModel
@@ -169,3 +170,45 @@ def rank_replacements(
         for (word, _), sentence, logprob in zip(proposed, sentences, logprobs, strict=True)
     ]
     return sorted(ranked, key=lambda item: -item.logprob)
+
+
+# Parts of speech a replacement may take in the replaced word's slot. A lexicon word can
+# be several ("great", "disappointment" and "hate" are all in one list), and the language
+# model, ranking what follows the prefix, gladly puts an adjective where a noun was
+# ("What a disappointment..." -> "What a great..."). Participles are verbs or adjectives
+# depending on the tagger's reading, so those two may stand for each other there.
+_SLOT_KINDS = {"NOUN": "noun", "PROPN": "noun", "ADJ": "adjective", "VERB": "verb", "AUX": "verb"}
+_PARTICIPLES = frozenset({"VBN", "VBG"})
+
+
+def _fits(old: Token, new: Token) -> bool:
+    old_kind, new_kind = _SLOT_KINDS.get(old.pos_, old.pos_), _SLOT_KINDS.get(new.pos_, new.pos_)
+    if old_kind == new_kind:
+        return True
+    kinds = {old_kind, new_kind}
+    return kinds == {"adjective", "verb"} and bool({old.tag_, new.tag_} & _PARTICIPLES)
+
+
+def same_part_of_speech(
+    ranked: Sequence[RankedReplacement],
+    *,
+    old: Token,
+    start_of: Callable[[str], int],
+    parse_many: Callable[[Sequence[str]], Sequence[Doc]],
+    wanted: int,
+) -> list[RankedReplacement]:
+    """The first `wanted` of `ranked` whose word the parser reads as the part of speech of
+    the word it replaces (`start_of(word)`: where the word starts in its sentence). Parsed a
+    few at a time, best first, so a long list costs only what is needed."""
+    kept: list[RankedReplacement] = []
+    step = max(2 * wanted, 4)
+    for begin in range(0, len(ranked), step):
+        batch = ranked[begin : begin + step]
+        for item, doc in zip(batch, parse_many([item.sentence for item in batch]), strict=True):
+            start = start_of(item.word)
+            new = next((token for token in doc if token.idx == start), None)
+            if new is not None and _fits(old, new):
+                kept.append(item)
+                if len(kept) == wanted:
+                    return kept
+    return kept

@@ -23,8 +23,10 @@ from generation.generators.lexicon.opinion_lexicon import (
 )
 from generation.generators.lexicon.replacement import (
     PrefixScorer,
+    RankedReplacement,
     propose_words,
     rank_replacements,
+    same_part_of_speech,
 )
 from generation.generators.lexicon.rewrite import removal_span, rewrite
 from generation.generators.lexicon.sensitivity import (
@@ -483,6 +485,49 @@ def test_replace_edits_a_text_without_a_verb(context, tmp_path_factory):
     assert replacement["from"] == "awful" and result.intended_label == "positive"
     assert opinion_lexicon(1.0).polarity(replacement["to"]) == POSITIVE
     assert result.text.endswith(f" {replacement['to']} show.")
+
+
+@pytest.mark.parametrize(
+    ("text", "index", "words", "kept"),
+    [
+        # A noun's slot takes a noun, whatever the language model liked best.
+        ("What a disappointment it was.", 2, ["great", "pleasure", "beautiful"], ["pleasure"]),
+        # An adjective's slot takes an adjective, not a verb or a noun.
+        (
+            "The acting was awful.",
+            3,
+            ["hate", "superb", "joy", "wonderful"],
+            ["superb", "wonderful"],
+        ),
+        # A participle may be read as a verb or an adjective.
+        ("The critics adored the remake.", 2, ["hated", "despised"], ["hated", "despised"]),
+    ],
+)
+def test_replacements_keep_the_part_of_speech_of_their_slot(parses, text, index, words, kept):
+    doc = parses.parse(text)
+
+    def sentence(word):
+        return rewrite(doc, replace={index: word})
+
+    ranked = [
+        RankedReplacement(word, sentence(word).text, -float(n)) for n, word in enumerate(words)
+    ]
+    chosen = same_part_of_speech(
+        ranked,
+        old=doc[index],
+        start_of=lambda word: sentence(word).starts[index],
+        parse_many=parses.parse_many,
+        wanted=5,
+    )
+    assert [item.word for item in chosen] == kept
+    first = same_part_of_speech(
+        ranked,
+        old=doc[index],
+        start_of=lambda word: sentence(word).starts[index],
+        parse_many=parses.parse_many,
+        wanted=1,
+    )
+    assert [item.word for item in first] == kept[:1]
 
 
 def test_replace_skips_a_text_longer_than_the_model_reads(context, tmp_path_factory):

@@ -78,3 +78,35 @@ def test_a_researcher_works_without_javascript(live_server, plain_page):
     page.get_by_role("button", name="Run Table 3: augmentation").click()
     page.get_by_role("heading", name="Model evaluation").wait_for()
     assert page.get_by_role("alert").count() == 1  # too few labeled originals, said in place
+
+
+def test_a_researcher_uploads_originals_without_javascript(live_server, plain_page, tmp_path):
+    """Each step of the upload comes back to the data page, the waiting file with it."""
+    page = plain_page
+    researcher = make_user("ivo")
+    campaign = make_campaign(owner=researcher, name="Plain upload")
+    reviews = tmp_path / "reviews.csv"
+    reviews.write_text("id,review,sentiment\nr1,A warm film.,pos\nr2,Dull.,neg\n")
+    log_in(page, live_server.url, "ivo")
+    data = f"{live_server.url}/campaigns/{campaign.id}/data/"
+
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    page.goto(data)
+    page.set_input_files("#original-upload-file", str(empty))
+    page.get_by_role("button", name="Preview").click()  # refused: the data page with why
+    page.get_by_role("alert").wait_for()
+    assert page.get_by_role("heading", name="Data", exact=True).is_visible()
+    page.set_input_files("#original-upload-file", str(reviews))
+    page.get_by_role("button", name="Preview").click()
+    page.get_by_role("button", name="Import 2 rows").wait_for()
+    assert page.url == data  # back on the data page, the preview in it
+    page.reload()  # still there after a reload
+    page.get_by_label("Id").select_option("")
+    page.get_by_role("button", name="Update preview").click()
+    page.get_by_role("button", name="Import 2 rows").wait_for()
+    assert page.get_by_label("Id").input_value() == ""  # the mapping last chosen
+    page.get_by_role("button", name="Import 2 rows").click()
+    page.get_by_text("Imported 2 originals from reviews.csv.").wait_for()
+    assert page.url == data
+    assert sorted(campaign.originals.values_list("external_id", flat=True)) == ["row-1", "row-2"]

@@ -906,7 +906,9 @@ def main() -> int:
         spammers = {member.server_id for member in members if member.spammer}
         figures = figures_read(researcher, campaign["id"], truth, spammers)
         report = researcher.call("GET", f"/api/campaigns/{campaign['id']}/quality/").json()
-        block = researcher.browser.get(f"/campaigns/{campaign['id']}/labeling/").text
+        block = researcher.browser.get(
+            f"/campaigns/{campaign['id']}/labeling/", headers={"HX-Request": "true"}
+        ).text
     finally:
         if researcher is not None:
             researcher.close()

@@ -198,9 +198,9 @@ def input_problem(
     (mostly non-Latin letters, or four or more words with not one English
     function word), and, when a parse is given, no verb at all for the methods that
     edit a clause (`needs_verb`: negation and strengthening, concept-steered
-    rewriting). Word and span editors (Polyjuice's infilling, lexicon replacement)
-    pass `needs_verb=False`: verbless texts are common and easy to edit ("What an
-    awful show." → "What a wonderful show.", SNLI's "A tall person on a bike").
+    rewriting). Word and span editors (Polyjuice's infilling, lexicon removal and
+    replacement) pass `needs_verb=False`: verbless texts are common and easy to edit
+    ("What an awful show." → "What an awesome show.", SNLI's "A tall person on a bike").
     """
     if not text or not text.strip():
         return "empty text"

@@ -47,7 +47,7 @@ from generation.models import DEFAULT_MODEL, load_causal_lm  # noqa: E402
 from generation.parsing import ParseCache, load_nlp  # noqa: E402
 from generation.pipeline import PipelineSettings, run_polyjuice  # noqa: E402
 from generation.polyjuice import PerturbTarget, PolyjuiceSettings, answer_budgets  # noqa: E402
-from generation.precision import DTYPE_NAMES  # noqa: E402
+from generation.precision import add_dtype_argument  # noqa: E402
 from generation.records import OriginalRecord  # noqa: E402
 from generation.strategies import PromptRequest, strategy_for  # noqa: E402
 
@@ -281,13 +281,7 @@ def arguments() -> argparse.Namespace:
     )
     parser.add_argument("--strategy", default="auto")
     parser.add_argument("--device", default="auto")
-    parser.add_argument(
-        "--dtype",
-        default="auto",
-        choices=["auto", *DTYPE_NAMES],
-        help="Weights: auto (bf16 on a GPU or a CPU with bf16 instructions, else fp32), "
-        "float32, bfloat16 or float16.",
-    )
+    add_dtype_argument(parser)
     parser.add_argument(
         "--engines",
         default="loop,continuous",

@@ -33,7 +33,7 @@ from generation.engines.server import InferenceServerError  # noqa: E402
 from generation.models import DEFAULT_MODEL, load_causal_lm  # noqa: E402
 from generation.pipeline import PipelineSettings  # noqa: E402
 from generation.polyjuice import PolyjuiceSettings  # noqa: E402
-from generation.precision import DTYPE_NAMES  # noqa: E402
+from generation.precision import add_dtype_argument  # noqa: E402
 from generation.quality_report import evaluate, format_table, result_line  # noqa: E402
 from generation.selection import DEFAULT_FLIP_WEIGHT  # noqa: E402
 
@@ -47,13 +47,7 @@ def main() -> int:
         "--fluency-model", default=DEFAULT_MODEL, help="The LM of the fluency filter."
     )
     parser.add_argument("--device", default="auto")
-    parser.add_argument(
-        "--dtype",
-        default="auto",
-        choices=["auto", *DTYPE_NAMES],
-        help="Weights: auto (bf16 on a GPU or a CPU with bf16 instructions, else fp32), "
-        "float32, bfloat16 or float16.",
-    )
+    add_dtype_argument(parser)
     parser.add_argument("--codes", default="negation,lexical,resemantic,insert,delete")
     parser.add_argument("--blank-sets", type=int, default=1)
     parser.add_argument("--batch-size", type=int, default=64)

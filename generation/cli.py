@@ -13,6 +13,7 @@ from pathlib import Path
 
 from generation.engines import ENGINE_NAMES, SERVER_APIS
 from generation.generators import generator_names
+from generation.precision import add_dtype_argument
 from generation.tokens import CONTROL_CODES
 
 EXIT_USAGE = 2
@@ -232,7 +233,7 @@ def _add_perturb_parser(commands) -> None:
     )
     parser.add_argument("--strategy", default="auto", choices=["auto", "native", "fewshot"])
     parser.add_argument("--device", default="auto")
-    parser.add_argument("--dtype", default="auto")
+    add_dtype_argument(parser)
     _add_engine_arguments(parser)
     _add_decoding_arguments(parser)
     parser.set_defaults(handler=perturb_command)

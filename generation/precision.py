@@ -5,6 +5,7 @@
 value stops a process before any model loads, without paying for torch.
 """
 
+import argparse
 import os
 
 DTYPE_ENV = "CFANNOTATE_DTYPE"  # what "auto" means in this process: float32, bfloat16, float16
@@ -35,3 +36,14 @@ def dtype_problem(dtype: str = "auto") -> str | None:
         return None
     where = f" (from {DTYPE_ENV})" if dtype.strip().lower() == "auto" else ""
     return f"Unknown dtype {name!r}{where}: use 'auto', 'float32', 'bfloat16' or 'float16'."
+
+
+def add_dtype_argument(parser: argparse.ArgumentParser) -> None:
+    """`--dtype`, refused by argparse in one line when it names no dtype."""
+    parser.add_argument(
+        "--dtype",
+        default="auto",
+        choices=["auto", *DTYPE_NAMES],
+        help="Weights: auto (bf16 on a GPU or a CPU with bf16 instructions, else fp32), "
+        "float32, bfloat16 or float16.",
+    )

@@ -357,3 +357,11 @@ def test_server_options_are_checked_before_anything_loads(capsys, arguments, exp
     assert main(["perturb", *arguments, "The movie was great."]) == 2
     error = capsys.readouterr().err.strip()
     assert error.startswith("perturb: ") and expected in error and "\n" not in error
+
+
+def test_a_bad_dtype_is_refused_in_one_line_before_any_model_loads(capsys):
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["perturb", "--dtype", "int8", "It is great for kids."])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --dtype: invalid choice: 'int8'" in err and "Traceback" not in err

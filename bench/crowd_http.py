@@ -557,6 +557,12 @@ def _jsonl(text: str) -> list[dict]:
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
+def _standing(worker: dict) -> str:
+    if worker["qualified"]:
+        return "kept   "
+    return "on hold" if worker["held_until"] is not None else "removed"
+
+
 def figures_read(researcher: Researcher, campaign_id: int, truth, spammers: set[str]) -> Figures:
     """The figures from the raw judgments export and the candidate list, over the API."""
     base = f"/api/campaigns/{campaign_id}"
@@ -840,20 +846,25 @@ def print_result(config: Config, outcome: Outcome) -> None:
         f"{summary['discarded']} discarded, {summary['extra_judgments']} extra judgments "
         f"from re-queues; {figures.contrast_rows} contrast-set rows"
     )
-    filtered = [worker for worker in report["workers"] if not worker["qualified"]]
+    filtered = [
+        worker
+        for worker in report["workers"]
+        if not worker["qualified"] and worker["held_until"] is None
+    ]
     print(
         f"filters: {len(filtered)} of {summary['workers']} workers removed "
         f"({sum(kinds.get(w['worker']) == 'spammer' for w in filtered)} of "
         f"{config.spammers} spammers, "
         f"{sum(kinds.get(w['worker']) == 'careful' for w in filtered)} of {config.careful} "
-        f"careful); {summary['unsettled']} unsettled"
+        f"careful); {summary['on_hold']} on hold for more gold; "
+        f"{summary['unsettled']} unsettled"
     )
     for worker in report["workers"]:
         median = worker["median_seconds"]
         print(
             f"  {names.get(worker['worker'], worker['worker'])} "
             f"{kinds.get(worker['worker'], '?'):8} "
-            f"{'kept   ' if worker['qualified'] else 'removed'} median "
+            f"{_standing(worker)} median "
             f"{'-' if median is None else f'{median:.2f}'} s, gold {worker['gold_correct']}/"
             f"{worker['gold_total']}"
             + (f": {'; '.join(worker['reasons'])}" if worker["reasons"] else "")

@@ -61,6 +61,14 @@ class WorkerQualitySerializer(serializers.Serializer):
     platform = serializers.CharField(source="quality.worker.platform")
     qualified = serializers.BooleanField(source="quality.qualified")
     settled = serializers.BooleanField(source="quality.settled")
+    held_until = serializers.IntegerField(
+        source="quality.held_until",
+        allow_null=True,
+        help_text=(
+            "Short of the gold share alone before the gold sample is answered: the worker "
+            "keeps working and their votes wait until this many gold are answered."
+        ),
+    )
     reasons = serializers.ListField(source="quality.reasons", child=serializers.CharField())
     rounds = serializers.IntegerField(source="quality.rounds")
     median_seconds = serializers.FloatField(source="quality.median_seconds", allow_null=True)
@@ -78,6 +86,9 @@ class SummarySerializer(serializers.Serializer):
     workers = serializers.IntegerField()
     qualified = serializers.IntegerField()
     filtered = serializers.IntegerField()
+    on_hold = serializers.IntegerField(
+        help_text="Short of the gold share before the gold sample is answered: still working."
+    )
     unsettled = serializers.IntegerField()
     judgments = serializers.IntegerField()
     candidates_voted = serializers.IntegerField()

@@ -47,6 +47,8 @@ def proposed_actions(
             )
         return actions
     failures = "; ".join(quality.reasons)
+    if quality.held_until is not None:  # may still pass: paid, labels wait for more gold
+        return [(DecisionAction.APPROVE, f"Paid; labels wait ({failures}).", None)]
     too_fast = (
         quality.median_seconds is not None and quality.median_seconds <= settings.min_median_seconds
     )

@@ -21,8 +21,12 @@ def schedule_sweep(sender, *, campaign_id: int, **kwargs) -> None:
 
 
 def refuse_filtered_worker(*, worker, campaign) -> None:
-    """A worker the quality filters removed gets no more work here (quality.md §4)."""
-    if WorkerQuality.objects.filter(campaign=campaign, worker=worker, qualified=False).exists():
+    """A worker the quality filters removed gets no more work here (quality.md §4); a worker
+    on hold for more gold does."""
+    removed = WorkerQuality.objects.filter(
+        campaign=campaign, worker=worker, qualified=False, held_until__isnull=True
+    )
+    if removed.exists():
         raise NoWorkLeft(FILTERED, come_back=NO_NEED)
 
 

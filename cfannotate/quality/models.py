@@ -104,6 +104,14 @@ class WorkerQuality(models.Model):
     gold_total = models.PositiveIntegerField(default=0)
     label_counts = models.JSONField(default=dict, blank=True)
     distribution_distance = models.FloatField(null=True, blank=True)
+    held_until = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        help_text=(
+            "Short of the gold share alone before the gold sample is answered: the worker "
+            "keeps working, their votes wait until this many gold are answered."
+        ),
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

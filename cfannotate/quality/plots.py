@@ -190,54 +190,56 @@ def round_time_chart(seconds: Sequence[float], *, threshold: float) -> Chart:
     )
 
 
-def gold_chart(results: Sequence[tuple[int, int, bool]]) -> Chart:
-    """Workers by gold counterfactuals right; results are (right, total, qualified)."""
-    most = max((total for _, total, _ in results), default=0)
+def gold_chart(workers: Sequence["WorkerStanding"]) -> Chart:
+    """Workers by gold counterfactuals right, stacked by verdict (kept, on hold, filtered)."""
+    most = max((w.gold_total for w in workers), default=0)
     if not most:
         return Chart("Gold counterfactuals right", "No gold answers yet.", "", "", [], [], [])
-    counts = {(right, qualified): 0 for right in range(most + 1) for qualified in (True, False)}
-    for right, _, qualified in results:
-        counts[(right, qualified)] += 1
-    per_column = [counts[(right, True)] + counts[(right, False)] for right in range(most + 1)]
+    stack = (0, 2, 1)  # kept at the bottom, filtered on top
+    counts = {(right, series): 0 for right in range(most + 1) for series in stack}
+    for worker in workers:
+        counts[(worker.gold_correct, worker.series)] += 1
+    per_column = [sum(counts[(right, series)] for series in stack) for right in range(most + 1)]
     ceiling, y_ticks = _count_ticks(max(per_column))
     width = PLOT_WIDTH / (most + 1)
     bars = []
     for right in range(most + 1):
         base = TOP + PLOT_HEIGHT
-        for qualified in (True, False):
-            count = counts[(right, qualified)]
+        for series in stack:
+            count = counts[(right, series)]
             if not count:
                 continue
             height = PLOT_HEIGHT * count / ceiling
             base -= height
-            verdict = "kept" if qualified else "filtered out"
             bars.append(
                 Bar(
                     x=LEFT + right * width + width * 0.15,
                     y=base,
                     width=width * 0.7,
                     height=height,
-                    title=f"{count} worker(s) with {right} right, {verdict}",
-                    series=0 if qualified else 1,
+                    title=f"{count} worker(s) with {right} right, {WORKER_VERDICTS[series]}",
+                    series=series,
                 )
             )
+    held = any(counts[(right, 2)] for right in range(most + 1))
+    shown = [series for series in stack if series != 2 or held]
     rows = [
-        [str(right), str(counts[(right, True)]), str(counts[(right, False)])]
+        [str(right)] + [str(counts[(right, series)]) for series in shown]
         for right in range(most + 1)
         if per_column[right]
     ]
     return Chart(
         title="Gold counterfactuals right",
-        description=f"{len(results)} workers; {sum(1 for r in results if r[2])} kept.",
+        description=f"{len(workers)} workers; {sum(1 for w in workers if w.qualified)} kept.",
         x_label="gold counterfactuals labeled right",
         y_label="workers",
         bars=bars,
         x_ticks=[Tick(LEFT + right * width + width / 2, str(right)) for right in range(most + 1)],
         y_ticks=y_ticks,
-        legend=[(0, "kept"), (1, "filtered out")],
+        legend=[(series, WORKER_VERDICTS[series]) for series in sorted(shown)],
         table=DataTable(
             "Workers by gold counterfactuals labeled right",
-            ["Gold right", "Workers kept", "Workers filtered out"],
+            ["Gold right"] + [f"Workers {WORKER_VERDICTS[series]}" for series in shown],
             rows,
         ),
     )
@@ -314,6 +316,18 @@ class WorkerStanding:
     gold_correct: int
     gold_total: int
     qualified: bool
+    on_hold: bool = False  # short of the gold share before the gold sample: still working
+
+    @property
+    def series(self) -> int:
+        return 0 if self.qualified else 2 if self.on_hold else 1
+
+    @property
+    def verdict(self) -> str:
+        return WORKER_VERDICTS[self.series]
+
+
+WORKER_VERDICTS = {0: "kept", 1: "filtered out", 2: "on hold for more gold"}
 
 
 def worker_chart(
@@ -364,7 +378,10 @@ def worker_chart(
             )
         ],
         points=sorted(points, key=lambda point: -point.count),  # small dots stay on top
-        legend=[(0, "kept"), (1, "filtered out")],
+        legend=[
+            (series, WORKER_VERDICTS[series])
+            for series in sorted({0, 1} | {w.series for w in drawn})
+        ],
         table=table,
     )
 
@@ -382,7 +399,7 @@ def _worker_table(
                 f"{w.median_seconds:.1f}" if w.median_seconds is not None else "no rounds",
                 f"{w.gold_correct}/{w.gold_total}" if w.gold_total else "no gold yet",
                 f"{w.gold_correct / w.gold_total:.0%}" if w.gold_total else "",
-                "kept" if w.qualified else "filtered out",
+                w.verdict,
             ]
             for w in workers
         ],
@@ -394,16 +411,15 @@ def _worker_points(drawn: Sequence[WorkerStanding], x_of, y_of) -> list[Point]:
     places: dict[tuple[int, int, int], list[WorkerStanding]] = {}
     for worker in drawn:
         share = worker.gold_correct / worker.gold_total
-        key = (round(x_of(worker.median_seconds)), round(y_of(share)), 0 if worker.qualified else 1)
+        key = (round(x_of(worker.median_seconds)), round(y_of(share)), worker.series)
         places.setdefault(key, []).append(worker)
     points = []
     for (x, y, series), group in places.items():
         names = ", ".join(w.name for w in group[:5]) + (" and others" if len(group) > 5 else "")
         first = group[0]
-        verdict = "kept" if series == 0 else "filtered out"
         title = (
             f"{names}: {first.median_seconds:.1f} s median, "
-            f"{first.gold_correct}/{first.gold_total} gold right, {verdict}"
+            f"{first.gold_correct}/{first.gold_total} gold right, {first.verdict}"
         )
         points.append(Point(x=x, y=y, title=title, series=series, count=len(group)))
     return points

@@ -19,6 +19,7 @@ class QualitySummary:
     workers: int
     qualified: int
     filtered: int
+    on_hold: int  # short of the gold share before the gold sample: still working
     unsettled: int
     judgments: int
     candidates_voted: int
@@ -147,7 +148,10 @@ def quality_report(campaign: Campaign) -> QualityReport:
     summary = QualitySummary(
         workers=len(qualities),
         qualified=len(qualified),
-        filtered=sum(1 for quality in qualities if not quality.qualified),
+        filtered=sum(
+            1 for quality in qualities if not quality.qualified and quality.held_until is None
+        ),
+        on_hold=sum(1 for quality in qualities if quality.held_until is not None),
         unsettled=sum(1 for quality in qualities if not quality.settled),
         judgments=Judgment.objects.filter(
             round__assignment__campaign=campaign, round__submitted_at__isnull=False
@@ -247,7 +251,9 @@ class FilterEffects:
 
 def filter_effects(campaign: Campaign) -> FilterEffects:
     """What each worker filter removed, and where the counterfactuals stand."""
-    qualities = WorkerQuality.objects.filter(campaign=campaign, qualified=False)
+    qualities = WorkerQuality.objects.filter(
+        campaign=campaign, qualified=False, held_until__isnull=True
+    )
     judged = dict(
         Judgment.objects.filter(
             round__assignment__campaign=campaign,

@@ -17,6 +17,8 @@ from cfannotate.campaigns.models import Campaign, CampaignLabel
 from cfannotate.labeling.models import (
     Assignment,
     AssignmentState,
+    GoldItem,
+    GoldKind,
     Judgment,
     LabelingUnit,
     Round,
@@ -102,10 +104,42 @@ def _evidence(campaign: Campaign, worker_ids: Collection[int]) -> dict[int, Work
     for worker_id, is_valid, label_id, expected_valid, expected_label_id in answers:
         # "Correctly labeled" (C.2): the validity and the class label both as expected.
         gold[worker_id].append(is_valid == expected_valid and label_id == expected_label_id)
+    to_come = _gold_to_come(campaign, worker_ids)
     return {
-        worker_id: WorkerEvidence(round_seconds=seconds[worker_id], gold_results=gold[worker_id])
+        worker_id: WorkerEvidence(
+            round_seconds=seconds[worker_id],
+            gold_results=gold[worker_id],
+            gold_to_come=to_come[worker_id],
+        )
         for worker_id in worker_ids
     }
+
+
+def _gold_to_come(campaign: Campaign, worker_ids: Collection[int]) -> dict[int, int]:
+    """Gold counterfactuals each worker may still answer: those of the campaign's active
+    hidden gold rounds, less the rounds the worker submitted or can no longer get (a
+    worker sees a gold round once, so one planned in an assignment that ended without
+    it is gone for them). A round planned in the assignment in progress is still to come.
+    """
+    active_gold = GoldItem.objects.filter(
+        gold_round__campaign=campaign, gold_round__kind=GoldKind.GOLD, gold_round__is_active=True
+    )
+    available = active_gold.count()
+    gone = (
+        Round.objects.filter(
+            Q(submitted_at__isnull=False) | ~Q(assignment__state=AssignmentState.ACTIVE),
+            worker_id__in=worker_ids,
+            gold_round__campaign=campaign,
+            gold_round__kind=GoldKind.GOLD,
+            gold_round__is_active=True,
+        )
+        .values_list("worker_id")
+        .annotate(n=Count("gold_round__items"))
+    )
+    to_come = defaultdict(lambda: available)
+    for worker_id, n in gone:
+        to_come[worker_id] = available - n
+    return to_come
 
 
 def _workers_in(campaign: Campaign) -> set[int]:
@@ -149,6 +183,7 @@ def workers_assess(
             WorkerEvidence(
                 round_seconds=evidence[worker_id].round_seconds,
                 gold_results=evidence[worker_id].gold_results,
+                gold_to_come=evidence[worker_id].gold_to_come,
                 label_counts=own,
             ),
             others_label_counts=everyone - own
@@ -170,6 +205,7 @@ def workers_assess(
                 gold_total=verdict.gold_total,
                 label_counts=dict(own),
                 distribution_distance=verdict.distribution_distance,
+                held_until=verdict.held_until,
             )
         )
     WorkerQuality.objects.bulk_create(
@@ -186,6 +222,7 @@ def workers_assess(
             "gold_total",
             "label_counts",
             "distribution_distance",
+            "held_until",
             "updated_at",
         ],
     )
@@ -398,7 +435,8 @@ def quality_refresh(*, campaign: Campaign) -> RefreshSummary:
         aggregates = candidates_aggregate(campaign=campaign)
     filtered = [worker for worker, (_, verdict) in verdicts.items() if not verdict.qualified]
     for worker_id in filtered:
-        worker_stop(campaign=campaign, worker_id=worker_id)
+        if not verdicts[worker_id][1].on_hold:
+            worker_stop(campaign=campaign, worker_id=worker_id)
     units_replace_filtered(campaign=campaign, worker_ids=filtered)
     requeued = units_requeue(campaign=campaign)
     proposed = decisions_propose(campaign=campaign)
@@ -456,7 +494,8 @@ def quality_after_assignment(*, assignment_id: int) -> None:
         )
         candidates_aggregate(campaign=campaign, candidate_ids=list(candidate_ids))
     if not verdict.qualified:
-        worker_stop(campaign=campaign, worker_id=worker_id)
+        if not verdict.on_hold:  # a held worker keeps working towards the gold sample
+            worker_stop(campaign=campaign, worker_id=worker_id)
         units_replace_filtered(campaign=campaign, worker_ids=[worker_id])
     # Every unit this worker judged: some may have waited for this verdict.
     theirs = LabelingUnit.objects.filter(campaign=campaign, rounds__worker_id=worker_id)

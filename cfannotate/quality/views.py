@@ -30,31 +30,28 @@ def report_context(campaign) -> dict:
         (row for row in report.workers if row.quality.distribution_distance is not None),
         key=lambda row: -row.quality.distribution_distance,
     )[:LABEL_CHART_WORKERS]
+    standings = [
+        plots.WorkerStanding(
+            name=row.quality.worker.external_id,
+            median_seconds=row.quality.median_seconds,
+            gold_correct=row.quality.gold_correct,
+            gold_total=row.quality.gold_total,
+            qualified=row.quality.qualified,
+            on_hold=row.quality.held_until is not None,
+        )
+        for row in report.workers
+    ]
     return {
         "campaign": campaign,
         "report": report,
         "charts": [
             plots.worker_chart(
-                [
-                    plots.WorkerStanding(
-                        name=row.quality.worker.external_id,
-                        median_seconds=row.quality.median_seconds,
-                        gold_correct=row.quality.gold_correct,
-                        gold_total=row.quality.gold_total,
-                        qualified=row.quality.qualified,
-                    )
-                    for row in report.workers
-                ],
+                standings,
                 min_seconds=campaign.min_median_seconds,
                 min_gold_share=campaign.min_gold_share,
             ),
             plots.round_time_chart(report.round_seconds, threshold=campaign.min_median_seconds),
-            plots.gold_chart(
-                [
-                    (row.quality.gold_correct, row.quality.gold_total, row.quality.qualified)
-                    for row in report.workers
-                ]
-            ),
+            plots.gold_chart(standings),
             plots.label_chart(
                 [("all workers", report.campaign_label_shares)]
                 + [(row.quality.worker.external_id, row.label_shares) for row in spread],

@@ -26,8 +26,14 @@ def test_round_times_are_binned_and_fast_rounds_drawn_apart():
     )
 
 
+def _gold(right, total, qualified, on_hold=False):
+    return plots.WorkerStanding("w", 30.0, right, total, qualified, on_hold)
+
+
 def test_gold_chart_stacks_kept_and_filtered_workers():
-    chart = plots.gold_chart([(6, 6, True), (6, 6, True), (3, 6, False), (5, 6, True)])
+    chart = plots.gold_chart(
+        [_gold(6, 6, True), _gold(6, 6, True), _gold(3, 6, False), _gold(5, 6, True)]
+    )
     assert [tick.label for tick in chart.x_ticks] == ["0", "1", "2", "3", "4", "5", "6"]
     assert sorted(bar.title for bar in chart.bars) == [
         "1 worker(s) with 3 right, filtered out",
@@ -35,6 +41,31 @@ def test_gold_chart_stacks_kept_and_filtered_workers():
         "2 worker(s) with 6 right, kept",
     ]
     assert plots.gold_chart([]).empty
+    assert chart.legend == [(0, "kept"), (1, "filtered out")]
+
+
+def test_workers_on_hold_are_drawn_apart_from_the_filtered():
+    workers = [_gold(2, 4, False, on_hold=True), _gold(1, 4, False), _gold(4, 4, True)]
+    chart = plots.gold_chart(workers)
+    assert sorted(bar.title for bar in chart.bars) == [
+        "1 worker(s) with 1 right, filtered out",
+        "1 worker(s) with 2 right, on hold for more gold",
+        "1 worker(s) with 4 right, kept",
+    ]
+    assert chart.table.columns == [
+        "Gold right",
+        "Workers kept",
+        "Workers on hold for more gold",
+        "Workers filtered out",
+    ]
+    assert (2, "on hold for more gold") in chart.legend
+    scatter = plots.worker_chart(workers, min_seconds=18, min_gold_share=4 / 6)
+    assert [row[-1] for row in scatter.table.rows] == [
+        "on hold for more gold",
+        "filtered out",
+        "kept",
+    ]
+    assert {point.series for point in scatter.points} == {0, 1, 2}
 
 
 def test_label_chart_has_one_row_per_worker_and_shares_that_fill_it():
@@ -56,7 +87,7 @@ def test_every_quality_chart_carries_its_numbers_as_a_table():
     times = plots.round_time_chart([5, 20, 20], threshold=18)
     assert times.table.columns == ["Seconds", "Rounds", "Against the threshold"]
     assert times.table.rows == [["0 to 6 s", "1", "at or below"], ["18 to 24 s", "2", "slower"]]
-    gold = plots.gold_chart([(6, 6, True), (3, 6, False)])
+    gold = plots.gold_chart([_gold(6, 6, True), _gold(3, 6, False)])
     assert gold.table.rows == [["3", "0", "1"], ["6", "1", "0"]]
     labels = plots.label_chart(
         [("a-worker-with-a-long-name", [("negative", 0.25), ("positive", 0.75)])],

@@ -1,10 +1,13 @@
 """Appendix C.2's worker filter on hand-built workers, and the label-distribution filter."""
 
+from types import SimpleNamespace
+
 import pytest
 
 from cfannotate.quality.rules import (
     FilterSettings,
     WorkerEvidence,
+    filter_settings,
     gold_needed,
     passes_c2,
     total_variation,
@@ -142,3 +145,79 @@ def test_one_gold_round_needs_two_of_three():
 def test_speeding_up_once_gold_ran_out_is_caught_by_the_time_rule():
     # Rounds without gold still count towards the median time per round.
     assert not verdict([30] * 5 + [4] * 6, gold_right=5).qualified
+
+
+# --- A worker short of the share before C.2's 6 gold is held, not removed -----------------
+
+
+def held(gold_right: int, gold_total: int, to_come: int, seconds=(30,) * 10, labels=None):
+    evidence = WorkerEvidence(
+        round_seconds=seconds,
+        gold_results=[True] * gold_right + [False] * (gold_total - gold_right),
+        gold_to_come=to_come,
+        label_counts=labels or {},
+    )
+    return worker_verdict(evidence, others_label_counts=BALANCED, settings=C2)
+
+
+def test_two_of_four_gold_with_more_to_come_is_on_hold_until_six():
+    # CAD's pairs give two counterfactuals a gold round: 4 gold an assignment, where 3
+    # right is a stricter bar than C.2's 4 of 6. 2 of 4 can still reach 4 of 6.
+    result = held(2, 4, to_come=10)
+    assert not result.qualified  # votes wait
+    assert result.on_hold and result.held_until == 6
+    assert result.reasons == (
+        "2 of 4 gold counterfactuals right, fewer than 3: on hold until 6 gold are answered",
+    )
+
+
+def test_a_shortfall_that_no_luck_can_mend_is_decided_at_once():
+    # 1 of 4: even the next 2 right make 3 of 6.
+    result = held(1, 4, to_come=10)
+    assert not result.qualified and not result.on_hold
+    assert result.reasons == ("1 of 4 gold counterfactuals right, fewer than 3",)
+
+
+def test_without_more_gold_to_come_the_share_decides_on_what_was_answered():
+    assert not held(2, 4, to_come=0).on_hold
+    # One more gold counterfactual can come: judged on 5 (3 needed), 2 + 1 can make it.
+    assert held(2, 4, to_come=1).held_until == 5
+
+
+def test_once_the_sample_is_answered_the_share_decides():
+    assert held(5, 8, to_come=10).qualified  # 5 of 8 is C.2's share rounded
+    result = held(4, 8, to_come=10)
+    assert not result.qualified and not result.on_hold
+    assert held(3, 4, to_come=10).qualified  # passing needs no waiting
+
+
+def test_only_a_worker_short_on_gold_alone_is_held():
+    fast = held(2, 4, to_come=10, seconds=(5,) * 10)
+    assert not fast.on_hold and len(fast.reasons) == 2
+    skewed = held(2, 4, to_come=10, labels={"positive": 30})
+    assert not skewed.on_hold and len(skewed.reasons) == 2
+
+
+def test_gold_rounds_of_three_are_judged_as_before():
+    # Two gold rounds of three answer the sample in one assignment; one round of three
+    # with one gold round an assignment likewise (C.2's 6 scaled to the campaign).
+    assert not held(3, 6, to_come=30).on_hold
+    evidence = WorkerEvidence(
+        round_seconds=[30] * 5, gold_results=[True, False, False], gold_to_come=30
+    )
+    result = worker_verdict(
+        evidence, others_label_counts=BALANCED, settings=FilterSettings(gold_sample=3)
+    )
+    assert not result.qualified and not result.on_hold
+
+
+def test_the_gold_sample_is_the_campaigns_gold_rounds_at_three_each():
+    campaign = SimpleNamespace(
+        min_median_seconds=18.0,
+        min_gold_share=4 / 6,
+        label_distribution_threshold=0.35,
+        gold_rounds_per_assignment=2,
+    )
+    assert filter_settings(campaign).gold_sample == 6
+    campaign.gold_rounds_per_assignment = 3
+    assert filter_settings(campaign).gold_sample == 9

@@ -8,10 +8,10 @@ from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from cfannotate.labeling.assignments import NoWorkLeft, assignment_start, assignments_expire
-from cfannotate.labeling.models import LabelingUnit
+from cfannotate.labeling.models import GoldKind, GoldRound, LabelingUnit
 from cfannotate.labeling.rounds import Answer, round_serve, round_submit
 from cfannotate.labeling.services import labeling_open, labeling_pause
-from cfannotate.quality.models import AggregatedLabel, WorkerQuality
+from cfannotate.quality.models import AggregatedLabel, WorkerDecision, WorkerQuality
 from cfannotate.quality.services import (
     candidates_aggregate,
     quality_refresh,
@@ -19,7 +19,7 @@ from cfannotate.quality.services import (
     workers_assess,
 )
 from cfannotate.quality.tasks import assess_assignment, sweep_labeling, sweep_schedule
-from tests.factories import make_labeling_campaign, make_worker
+from tests.factories import make_gold_round, make_labeling_campaign, make_worker
 from tests.quality.conftest import START, work
 
 
@@ -301,3 +301,78 @@ def test_the_sweep_requeues_without_anyone_asking_and_schedules_the_next(
     with django_capture_on_commit_callbacks(execute=True):
         labeling_open(campaign=ten_units)
     assert sweeps.get().args_kwargs["args"] == [ten_units.id]
+
+
+# --- Gold rounds of two (CAD's pairs): short of the share before 6 gold is a hold ---------
+
+
+@pytest.fixture
+def pair_gold(db):
+    """Gold rounds of two counterfactuals: 4 gold an assignment, 8 in the campaign."""
+    campaign = make_labeling_campaign(
+        units=12, gold=0, training=0, rounds_per_assignment=4, gold_rounds_per_assignment=2
+    )
+    for _ in range(4):
+        make_gold_round(campaign, GoldKind.GOLD, items=2)
+    return campaign
+
+
+def negative(_):
+    return True, "negative"
+
+
+def test_two_of_four_gold_holds_the_votes_and_the_next_gold_decides(
+    pair_gold, settings, django_capture_on_commit_callbacks
+):
+    settings.TASKS = IMMEDIATE_TASKS  # quality runs in the labeling path, as deployed
+    with django_capture_on_commit_callbacks(execute=True):
+        worker, first = work(pair_gold, gold_right=2, real=negative)
+    quality = quality_of(pair_gold, worker)
+    assert (quality.qualified, quality.held_until, quality.gold_total) == (False, 6, 4)
+    # Not stopped: every real round of the assignment was served and submitted.
+    assert first.rounds.filter(kind="real", submitted_at__isnull=False).count() == 4
+    # The votes wait, and the units get a replacement judgment meanwhile.
+    theirs = AggregatedLabel.objects.filter(candidate__unit_item__unit__rounds__assignment=first)
+    assert theirs.count() == 12 and not theirs.filter(qualified_votes__gt=0).exists()
+    assert set(
+        LabelingUnit.objects.filter(rounds__assignment=first).values_list(
+            "judgments_needed", flat=True
+        )
+    ) == {3}
+    decision = WorkerDecision.objects.get(assignment=first)
+    assert decision.action == "approve" and decision.reason.startswith("Paid; labels wait")
+
+    # The worker is given another assignment; its gold (all right) completes the sample.
+    with django_capture_on_commit_callbacks(execute=True):
+        work(
+            pair_gold, worker=worker, gold_right=4, real=negative, start=START + timedelta(hours=1)
+        )
+    quality = quality_of(pair_gold, worker)
+    assert (quality.qualified, quality.held_until) == (True, None)
+    assert (quality.gold_correct, quality.gold_total) == (6, 8)
+    assert theirs.filter(qualified_votes=1).count() == 12  # the held votes count now
+
+
+def test_a_shortfall_that_no_luck_can_mend_stops_the_worker_at_once(
+    pair_gold, settings, django_capture_on_commit_callbacks
+):
+    settings.TASKS = IMMEDIATE_TASKS
+    with django_capture_on_commit_callbacks(execute=True):
+        worker, _ = work(pair_gold, gold_right=1, real=negative)
+    quality = quality_of(pair_gold, worker)
+    assert (quality.qualified, quality.held_until) == (False, None)
+    with pytest.raises(NoWorkLeft, match="quality bar"):
+        assignment_start(campaign=pair_gold, worker=worker)
+
+
+def test_with_no_more_gold_for_the_worker_the_share_decides_on_four(pair_gold):
+    worker, _ = work(pair_gold, gold_right=2, real=negative)
+    GoldRound.objects.filter(campaign=pair_gold).exclude(rounds__worker=worker).update(
+        is_active=False
+    )
+    quality_refresh(campaign=pair_gold)
+    quality = quality_of(pair_gold, worker)
+    assert (quality.qualified, quality.held_until) == (False, None)
+    assert quality.reasons == ["2 of 4 gold counterfactuals right, fewer than 3"]
+    with pytest.raises(NoWorkLeft, match="quality bar"):
+        assignment_start(campaign=pair_gold, worker=worker)

@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from cfannotate.quality.models import DecisionState, WorkerDecision
 from cfannotate.quality.services import quality_refresh
-from tests.factories import make_labeling_campaign, make_user
+from tests.factories import make_gold_round, make_labeling_campaign, make_user
 from tests.quality.conftest import work
 
 
@@ -384,3 +384,28 @@ def test_the_classifier_check_leaves_the_researchers_own_candidates_out(api_clie
     voted.update(source=CandidateSource.IMPORTED)
 
     assert api_client.get(url).json()["classifier"] == []
+
+
+def test_a_worker_on_hold_for_more_gold_is_shown_apart_from_the_filtered(
+    browser_client, researcher
+):
+    campaign = make_labeling_campaign(
+        units=6, gold=0, training=0, rounds_per_assignment=3, gold_rounds_per_assignment=2
+    )
+    for _ in range(4):
+        make_gold_round(campaign, items=2)  # CAD's pairs: 4 gold an assignment
+    campaign.owner = researcher
+    campaign.save(update_fields=["owner"])
+    work(campaign, seconds=30, gold_right=2, real=lambda _: (True, "negative"))
+    quality_refresh(campaign=campaign)
+
+    html = browser_client.get(reverse("quality-page", args=[campaign.id])).content.decode()
+    assert "On hold for more gold" in html
+    assert (
+        ">on hold</span> 2 of 4 gold counterfactuals right, fewer than 3: on hold until 6" in html
+    )
+    removed = re.search(r'<th scope="row">Gold</th><td class="num">(\d+)</td>', html)
+    assert removed.group(1) == "0"  # not counted among the workers the gold rule removed
+    api = browser_client.get(f"/api/campaigns/{campaign.id}/quality/").json()
+    assert api["summary"]["on_hold"] == 1 and api["summary"]["filtered"] == 0
+    assert api["workers"][0]["held_until"] == 6

@@ -3,7 +3,8 @@
 Hidden gold rounds are mixed into every assignment and score workers (Appendix C.2);
 training rounds open an assignment and show the expected answers afterwards. Both are
 rounds on an original of the campaign that is kept out of the real units, so nothing
-about a gold round's original gives it away.
+about a gold round's original gives it away: an original in units no worker was given
+yet is taken out of them when a round is made on it (`units.original_units_withdraw`).
 
 A round is made three ways, all through `gold_round_create`: imported from a file
 (`gold_rounds_import`), typed on the gold page (`gold_round_author`), or promoted from
@@ -22,6 +23,11 @@ from cfannotate.candidates.models import Candidate, CandidateSource, CandidateSt
 from cfannotate.core.exceptions import Conflict, InvalidInput
 from cfannotate.core.row_report import RowError, row_errors_raise
 from cfannotate.labeling.models import GoldItem, GoldKind, GoldRound, LabelingUnit, Round
+from cfannotate.labeling.units import (
+    ORIGINAL_GIVEN_OUT,
+    original_units_withdraw,
+    originals_given_out,
+)
 
 GOLD_GENERATOR = "gold"
 MAX_ITEMS = 10
@@ -173,16 +179,16 @@ def gold_round_create(
 
 @transaction.atomic
 def gold_rounds_import(*, campaign: Campaign, records: Iterable[Mapping[str, object]]) -> int:
-    """Create gold or training rounds from records; all of them or none.
+    """Create gold or training rounds from records; all of them or none. An original in
+    labeling units no worker was given yet is taken out of them; one a worker was given
+    is refused (its row's error).
 
     A record: `{"original_id": "s01", "kind": "gold" | "training", "items": [{"text":
     ..., "valid": true, "label": "negative", "explanation": "..."}]}`.
     """
     lookup = label_lookup(campaign)
     originals = {original.external_id: original for original in campaign.originals.all()}
-    in_units = set(
-        LabelingUnit.objects.filter(campaign=campaign).values_list("original_id", flat=True)
-    )
+    given_out = originals_given_out(campaign.originals.all())
     errors: list[RowError] = []
     plans = []
     for row, record in enumerate(records, start=1):
@@ -195,8 +201,8 @@ def gold_rounds_import(*, campaign: Campaign, records: Iterable[Mapping[str, obj
         items = record.get("items")
         if original is None:
             problems.append(("original_id", f"No original {record.get('original_id')!r}."))
-        elif original.id in in_units:
-            problems.append(("original_id", IN_UNITS))
+        elif original.id in given_out:
+            problems.append(("original_id", ORIGINAL_GIVEN_OUT))
         shape = gold_round_shape_checked(kind, items)
         problems += shape
         checked = []
@@ -211,6 +217,7 @@ def gold_rounds_import(*, campaign: Campaign, records: Iterable[Mapping[str, obj
         raise InvalidInput("The file has no gold rounds; nothing was imported.")
 
     for original, kind, checked in plans:
+        original_units_withdraw(campaign=campaign, original=original)
         entries = _authored_candidates(campaign, original, checked)
         gold_round_create(campaign=campaign, original=original, kind=kind, entries=entries)
     return len(plans)
@@ -232,22 +239,24 @@ def gold_round_author(
 ) -> GoldRound:
     """A round of counterfactuals the researcher types: `[{text, valid, label, explanation}]`.
 
-    The same rules as an imported round: an original of this campaign that is in no
-    labeling unit, 1 to MAX_ITEMS distinct texts that differ from the original.
+    The same rules as an imported round: an original of this campaign that no worker was
+    given a labeling unit of (it is taken out of its units), 1 to MAX_ITEMS distinct texts
+    that differ from the original.
     """
     if original.campaign_id != campaign.id:
         raise InvalidInput(
             "Choose an original of this campaign.", fields={"original": ["Unknown."]}
         )
     problems: Problems = []
-    if _original_in_units(original):
-        problems.append(("original", IN_UNITS))
+    if originals_given_out([original]):
+        problems.append(("original", ORIGINAL_GIVEN_OUT))
     problems += gold_round_shape_checked(kind, items)
     checked = []
     if isinstance(items, list):
         checked, item_problems = _authored_items_checked(items, label_lookup(campaign), original)
         problems += item_problems
     problems_raise("The gold round was not saved; fix the fields below.", problems)
+    original_units_withdraw(campaign=campaign, original=original)
     entries = _authored_candidates(campaign, original, checked)
     return gold_round_create(
         campaign=campaign, original=original, kind=str(kind).strip().lower(), entries=entries

@@ -20,7 +20,7 @@ from cfannotate.core.exceptions import CfannotateError, InvalidInput
 from cfannotate.core.htmx import HtmxHttpRequest
 from cfannotate.core.text import sentence
 from cfannotate.labeling import gold
-from cfannotate.labeling.models import GoldKind
+from cfannotate.labeling.models import GoldKind, UnitItem
 from cfannotate.labeling.promotion import candidates_promote_to_gold
 from cfannotate.labeling.selectors import gold_pick_originals, gold_rounds_of
 
@@ -109,6 +109,7 @@ def gold_original(request: HtmxHttpRequest, campaign_id: int, original_id: int) 
         raise Http404("No such original in this campaign.")
     error = None
     if request.method == "POST":
+        in_units = UnitItem.objects.filter(unit__original=original).count()
         post = request.POST
         kind = post.get("kind", GoldKind.GOLD)
         picked, typed = _promoted_items(post), _typed_items(post)
@@ -128,20 +129,24 @@ def gold_original(request: HtmxHttpRequest, campaign_id: int, original_id: int) 
         except CfannotateError as caught:
             error = caught
         else:
-            return _round_made(request, campaign, original, made)
+            return _round_made(request, campaign, original, made, left_units=in_units)
     context = _pick_context(campaign, original, request.POST, error)
     status = 200 if error is None else error.status_code
     template = PICK_PAGE + ("#pick-form" if request.htmx else "")
     return TemplateResponse(request, template, context, status=status)
 
 
-def _round_made(request, campaign, original, gold_round) -> HttpResponse:
+def _round_made(request, campaign, original, gold_round, *, left_units: int) -> HttpResponse:
     # Named by its kind (workers see training rounds, never gold), and by the original's id
     # alone: its text may end with a period of its own.
     kind = "training" if gold_round.kind == GoldKind.TRAINING else "gold"
-    messages.success(
-        request, sentence(f"A {kind} round was made from original {original.external_id}")
-    )
+    made = f"A {kind} round was made from original {original.external_id}"
+    if left_units:
+        made += (
+            f"; the original left its labeling units, and its {left_units} candidate(s) "
+            "there are back on the review page, unlabeled"
+        )
+    messages.success(request, sentence(made))
     target = reverse("gold-page", args=[campaign.id])
     return HttpResponseClientRedirect(target) if request.htmx else redirect(target)
 

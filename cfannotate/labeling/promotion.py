@@ -11,9 +11,9 @@ from django.db import transaction
 from cfannotate.campaigns.models import Campaign, Original
 from cfannotate.campaigns.services import label_lookup
 from cfannotate.candidates.models import Candidate, CandidateStatus
-from cfannotate.core.exceptions import Conflict, NotFound
+from cfannotate.core.exceptions import NotFound
 from cfannotate.labeling import gold, units
-from cfannotate.labeling.models import GoldKind, GoldRound, LabelingUnit
+from cfannotate.labeling.models import GoldKind, GoldRound
 
 
 def _promoted_items_checked(
@@ -66,18 +66,7 @@ def candidates_promote_to_gold(
         entries, item_problems = _promoted_items_checked(campaign, original, items)
         problems += item_problems
     gold.problems_raise("The gold round was not saved; fix the fields below.", problems)
-    original_units = LabelingUnit.objects.filter(campaign=campaign, original=original)
-    unclaimed = units.units_lock_unclaimed(original_units)
-    if len(unclaimed) != original_units.count():
-        raise Conflict(
-            "Workers were already given a labeling unit of this original, so its candidates "
-            "cannot become gold: workers would recognise the gold round. Choose another "
-            "original, or author a gold round on one without units."
-        )
-    freed = Candidate.objects.filter(unit_item__unit__in=unclaimed)
-    freed_ids = list(freed.values_list("pk", flat=True))
-    units.units_remove_candidates(candidates=list(freed))
-    Candidate.objects.filter(pk__in=freed_ids).update(status=CandidateStatus.GENERATED)
+    units.original_units_withdraw(campaign=campaign, original=original)
     return gold.gold_round_create(
         campaign=campaign, original=original, kind=str(kind).strip().lower(), entries=entries
     )

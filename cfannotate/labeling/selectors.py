@@ -3,7 +3,7 @@
 import math
 from dataclasses import dataclass
 
-from django.db.models import Count, F, OuterRef, Q, Subquery, Sum
+from django.db.models import Count, Exists, F, OuterRef, Q, Subquery, Sum
 from django.db.models.functions import Coalesce
 
 from cfannotate.campaigns.models import Campaign
@@ -17,6 +17,7 @@ from cfannotate.labeling.models import (
     Round,
     RoundKind,
 )
+from cfannotate.labeling.units import units_given_out
 
 
 @dataclass(frozen=True)
@@ -153,9 +154,11 @@ def gold_coverage(campaign: Campaign) -> GoldCoverage:
 
 
 def gold_pick_originals(campaign: Campaign, *, search: str = ""):
-    """The originals a gold or training round can use (in no labeling unit), those whose id
-    or text contains `search`, each with its label, how many candidates it has, and how many
-    gold and training rounds already use it. In upload order; researcher pages only."""
+    """The originals a gold or training round can use (no worker was given a labeling unit
+    of them; one in units is taken out of them when a round is made), those whose id or
+    text contains `search`, each with its label, how many candidates it has, whether it is
+    in units, and how many gold and training rounds already use it. In upload order;
+    researcher pages only."""
 
     def count_of(rows):
         counted = rows.order_by().values("original").annotate(n=Count("id")).values("n")
@@ -164,15 +167,16 @@ def gold_pick_originals(campaign: Campaign, *, search: str = ""):
     def rounds(kind: str):
         return count_of(GoldRound.objects.filter(original=OuterRef("pk"), kind=kind))
 
-    originals = campaign.originals.exclude(
-        pk__in=LabelingUnit.objects.filter(campaign=campaign).values("original_id")
-    )
+    units = LabelingUnit.objects.filter(campaign=campaign)
+    given_out = units_given_out(units).values("original_id")
+    originals = campaign.originals.exclude(pk__in=given_out)
     if search:
         originals = originals.filter(Q(external_id__icontains=search) | Q(text__icontains=search))
     return (
         originals.select_related("label")
         .annotate(
             candidate_count=count_of(Candidate.objects.filter(original=OuterRef("pk"))),
+            in_units=Exists(units.filter(original=OuterRef("pk"))),
             gold_count=rounds(GoldKind.GOLD),
             training_count=rounds(GoldKind.TRAINING),
         )

@@ -11,11 +11,12 @@ import logging
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models import Q
 
 from cfannotate.campaigns.models import Campaign, FlipClassifier
 from cfannotate.candidates.models import Candidate, CandidateSource, CandidateStatus, ControlCode
 from cfannotate.candidates.predictions import candidates_predict
-from cfannotate.core.exceptions import InvalidInput
+from cfannotate.core.exceptions import Conflict, InvalidInput
 from cfannotate.labeling.models import GoldRound, LabelingUnit, Round, UnitItem
 
 logger = logging.getLogger(__name__)
@@ -170,6 +171,43 @@ def units_place_candidates(*, campaign: Campaign, candidates: list[Candidate]) -
         last = open_unit.items.order_by("-position").values_list("position", flat=True).first()
         UnitItem.objects.create(unit=open_unit, candidate=candidate, position=last + 1)
     return created
+
+
+ORIGINAL_GIVEN_OUT = (
+    "Workers were already given a labeling unit of this original, so it cannot carry a "
+    "gold or training round: workers would recognise it. Choose another original."
+)
+
+
+def original_units_withdraw(*, campaign: Campaign, original) -> int:
+    """Take an original out of labeling, for a gold or training round on it; returns the
+    candidates freed (back to generated, so the review page can still show them).
+
+    A gold round's original stays out of real rounds, so nothing about it gives the round
+    away. Refused (Conflict) when a worker was given any unit of it. Must run inside a
+    transaction; the units are locked first, so no worker claims one meanwhile.
+    """
+    original_units = LabelingUnit.objects.filter(campaign=campaign, original=original)
+    unclaimed = units_lock_unclaimed(original_units)
+    if len(unclaimed) != original_units.count():
+        raise Conflict(ORIGINAL_GIVEN_OUT, fields={"original": ["Given to workers."]})
+    freed = list(Candidate.objects.filter(unit_item__unit__in=unclaimed))
+    units_remove_candidates(candidates=freed)
+    Candidate.objects.filter(pk__in=[candidate.pk for candidate in freed]).update(
+        status=CandidateStatus.GENERATED
+    )
+    return len(freed)
+
+
+def units_given_out(units):
+    """Those of `units` a worker holds or held (the queryset form of `unit_is_claimed`)."""
+    return units.filter(Q(claims__gt=0) | Q(rounds__isnull=False))
+
+
+def originals_given_out(originals) -> set[int]:
+    """The ids of those originals a worker holds or held a labeling unit of."""
+    given = units_given_out(LabelingUnit.objects.filter(original__in=originals))
+    return set(given.values_list("original_id", flat=True))
 
 
 def units_remove_candidates(*, candidates: list[Candidate]) -> int:

@@ -354,17 +354,17 @@ def test_author_a_gold_round_and_its_rules(campaign, original):
     assert [c.source for c in candidates] == [CandidateSource.AUTHORED] * 2
     assert {c.status for c in candidates} == {CandidateStatus.GOLD}
 
-    in_units = make_original(campaign)
-    make_unit(in_units)
+    given_out = make_original(campaign)
+    LabelingUnit.objects.filter(pk=make_unit(given_out).pk).update(claims=1)
     with pytest.raises(InvalidInput) as raised:
         gold_round_author(
             campaign=campaign,
-            original=in_units,
+            original=given_out,
             kind="gold",
-            items=[{"text": in_units.text, "label": "negative"}, {"text": "", "label": "x"}],
+            items=[{"text": given_out.text, "label": "negative"}, {"text": "", "label": "x"}],
         )
     fields = raised.value.fields
-    assert "already in labeling units" in fields["original"][0]
+    assert "Workers were already given" in fields["original"][0]
     assert fields["items[1].text"] == ["The same as the original."]
     assert fields["items[2].text"] == ["The text is empty."]
     assert "Unknown label 'x'" in fields["items[2].label"][0]

@@ -4,10 +4,10 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from cfannotate.candidates.models import CandidateStatus
+from cfannotate.candidates.models import Candidate, CandidateStatus
 from cfannotate.core.exceptions import InvalidInput
 from cfannotate.labeling.gold import gold_rounds_import
-from cfannotate.labeling.models import GoldItem, GoldKind, GoldRound
+from cfannotate.labeling.models import GoldItem, GoldKind, GoldRound, LabelingUnit
 from cfannotate.labeling.units import units_create_from_selection
 from tests.factories import make_campaign, make_original, make_unit
 
@@ -53,15 +53,15 @@ def test_gold_rounds_are_imported_with_their_answers():
 def test_every_bad_row_is_reported_and_nothing_is_imported():
     campaign = make_campaign()
     original = make_original(campaign)
-    in_units = make_original(campaign)
-    make_unit(in_units)
+    given_out = make_original(campaign)
+    LabelingUnit.objects.filter(pk=make_unit(given_out).pk).update(claims=1)
     records = [
         _record(original),
         _record(original, original_id="missing"),
         _record(original, kind="secret"),
         _record(original, items=[]),
         _record(original, items=[{"text": "", "valid": "perhaps", "label": "meh"}]),
-        _record(in_units),
+        _record(given_out),
         "not an object",
     ]
     with pytest.raises(InvalidInput) as raised:
@@ -69,8 +69,17 @@ def test_every_bad_row_is_reported_and_nothing_is_imported():
     fields = raised.value.fields
     assert set(fields) == {f"row {n}" for n in range(2, 8)}
     assert any("Unknown label" in message for message in fields["row 5"])
-    assert any("already in labeling units" in message for message in fields["row 6"])
+    assert any("Workers were already given" in message for message in fields["row 6"])
     assert not GoldRound.objects.exists()
+
+
+def test_an_import_takes_originals_out_of_units_no_worker_was_given():
+    campaign = make_campaign()
+    original = make_original(campaign)
+    freed = [item.candidate for item in make_unit(original).items.all()]
+    assert gold_rounds_import(campaign=campaign, records=[_record(original)]) == 1
+    assert not LabelingUnit.objects.filter(original=original).exists()
+    assert {Candidate.objects.get(pk=c.pk).status for c in freed} == {CandidateStatus.GENERATED}
 
 
 def test_gold_originals_stay_out_of_real_units():

@@ -7,9 +7,9 @@ from django.urls import reverse
 
 from cfannotate.campaigns.models import Original, TaskType
 from cfannotate.candidates.models import CandidateStatus
-from cfannotate.labeling.gold import IN_UNITS
 from cfannotate.labeling.gold_views import AUTHOR_ROWS, PICK_PER_PAGE
-from cfannotate.labeling.models import GoldKind, GoldRound
+from cfannotate.labeling.models import GoldKind, GoldRound, LabelingUnit
+from cfannotate.labeling.units import ORIGINAL_GIVEN_OUT
 from tests.factories import (
     make_campaign,
     make_candidate,
@@ -65,15 +65,15 @@ def test_an_original_id_that_ends_with_a_period_does_not_double_it(
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
-def test_the_list_offers_originals_in_no_unit_with_their_candidates_and_rounds(
+def test_the_list_offers_originals_workers_were_not_given_with_their_candidates_and_rounds(
     client, researcher, campaign
 ):
     client.force_login(researcher)
     free = make_original(campaign, text="The plot is clever.", label="positive")
     make_candidate(free, text="The plot is dumb.")
     make_candidate(free, text="The plot is not clever.")
-    in_units = make_original(campaign, text="Already labeled by workers.")
-    make_unit(in_units)
+    given_out = make_original(campaign, text="Already labeled by workers.")
+    LabelingUnit.objects.filter(pk=make_unit(given_out).pk).update(claims=1)
     used = make_gold_round(campaign, GoldKind.TRAINING).original
 
     html = client.get(reverse("gold-page", args=[campaign.id])).content.decode()
@@ -275,17 +275,53 @@ def test_a_round_that_cannot_be_made_says_why_in_place_and_saves_nothing(
     assert candidate.status != CandidateStatus.GOLD
 
 
-def test_typed_counterfactuals_on_an_original_in_units_are_refused(client, researcher, campaign):
+def test_typed_counterfactuals_take_an_original_out_of_units_no_worker_was_given(
+    client, researcher, campaign
+):
     client.force_login(researcher)
     original = make_original(campaign, text="The plot is clever.")
-    make_unit(original)
+    unit = make_unit(original)
+    generated = [item.candidate for item in unit.items.all()]
+    listed = client.get(reverse("gold-page", args=[campaign.id])).content.decode()
+    assert "The plot is clever." in listed and ">in units</span>" in listed
     url = reverse("gold-original", args=[campaign.id, original.id])
-    assert "This original is in labeling units." in client.get(url).content.decode()
-    response = client.post(
-        url, {"kind": "gold", "new-text-1": "The plot is dumb.", "new-label-1": "negative"}
+    assert "This original is in labeling units no worker was given yet." in (
+        client.get(url).content.decode()
     )
-    assert response.status_code == 400 and IN_UNITS in response.content.decode()
+    post = {
+        "kind": "gold",
+        "new-text-1": "The plot is dumb.",
+        "new-valid-1": "valid",
+        "new-label-1": "negative",
+    }
+    response = client.post(url, post, follow=True)
+    assert "the original left its labeling units, and its 3 candidate(s) there are back on " in (
+        response.content.decode()
+    )
+    gold_round = GoldRound.objects.get(original=original)
+    assert [item.candidate.text for item in gold_round.items.all()] == ["The plot is dumb."]
+    assert not LabelingUnit.objects.filter(original=original).exists()
+    for candidate in generated:  # back on the review page, out of labeling
+        candidate.refresh_from_db()
+        assert candidate.status == CandidateStatus.GENERATED
+
+
+def test_an_original_workers_were_given_is_not_offered_nor_taken(client, researcher, campaign):
+    client.force_login(researcher)
+    original = make_original(campaign, text="The plot is clever.")
+    LabelingUnit.objects.filter(pk=make_unit(original).pk).update(claims=1)
+    listed = client.get(reverse("gold-page", args=[campaign.id])).content.decode()
+    assert "The plot is clever." not in listed
+    assert "Workers were already given every original" in listed
+    url = reverse("gold-original", args=[campaign.id, original.id])
+    response = client.post(
+        url,
+        {"kind": "gold", "new-text-1": "The plot is dumb.", "new-valid-1": "valid"}
+        | {"new-label-1": "negative"},
+    )
+    assert response.status_code == 400 and ORIGINAL_GIVEN_OUT in response.content.decode()
     assert not GoldRound.objects.exists()
+    assert LabelingUnit.objects.filter(original=original).count() == 1
 
 
 def test_another_owners_campaign_or_original_is_not_found(

@@ -1,8 +1,11 @@
 from django.urls import path
+from django.views.generic import RedirectView
 
 from cfannotate.campaigns import section_views, upload_views, views
 
 urlpatterns = [
+    # The campaign list is the home page; a typed or trimmed /campaigns/ lands there.
+    path("", RedirectView.as_view(pattern_name="home"), name="campaign-list"),
     path("new/", views.campaign_new, name="campaign-new"),
     path("<int:campaign_id>/", views.campaign_detail, name="campaign-detail"),
     path("<int:campaign_id>/data/", section_views.campaign_data, name="campaign-data"),

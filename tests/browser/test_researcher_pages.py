@@ -3,7 +3,7 @@
 import pytest
 
 from tests.browser.conftest import htmx_ready, log_in
-from tests.factories import make_campaign, make_original, make_user
+from tests.factories import make_campaign, make_labeling_campaign, make_original, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -46,3 +46,32 @@ def test_wrong_password_shows_an_error(live_server, page):
     page.click("button[type=submit]")
     alert = page.get_by_role("alert")
     assert "correct username and password" in alert.inner_text()
+
+
+def test_a_link_field_has_a_copy_button_that_copies_it(live_server, page):
+    researcher = make_user("hana")
+    campaign = make_labeling_campaign(units=2)
+    campaign.owner = researcher
+    campaign.save(update_fields=["owner"])
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_server.url)
+    log_in(page, live_server.url, "hana")
+    page.goto(f"{live_server.url}/campaigns/{campaign.id}/labeling-and-platforms/")
+    htmx_ready(page)
+    field = page.get_by_label("Invitation link", exact=True)
+    copy = field.locator("xpath=following-sibling::button[1]")
+    assert copy.inner_text() == "Copy"
+    copy.click()
+    page.get_by_role("button", name="Copied").wait_for()
+    assert page.evaluate("() => navigator.clipboard.readText()") == field.input_value()
+    assert field.input_value().startswith(f"{live_server.url}/join/")
+
+    # A link made later, in a block htmx swaps in, gets its button too.
+    block = page.locator("#platforms-block")
+    block.locator("#link_name").fill("Pilot crowd")
+    block.get_by_role("button", name="New invitation link").click()
+    made = page.get_by_label("Invitation link Pilot crowd")
+    made.wait_for()
+    made.locator("xpath=following-sibling::button[1]").click()
+    block.get_by_role("button", name="Copied").wait_for()
+    assert page.evaluate("() => navigator.clipboard.readText()") == made.input_value()
+    assert page.console_errors == []

@@ -10,6 +10,12 @@ def test_home_lists_my_campaigns(client, researcher, other_researcher):
     assert "Theirs" not in html
 
 
+def test_the_bare_campaigns_url_goes_to_the_campaign_list(client, researcher):
+    client.force_login(researcher)
+    response = client.get("/campaigns/")
+    assert response.status_code == 302 and response["Location"] == "/"
+
+
 def test_campaign_page_needs_login(client, campaign):
     response = client.get(f"/campaigns/{campaign.id}/")
     assert response.status_code == 302

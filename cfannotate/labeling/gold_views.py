@@ -9,6 +9,7 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect
+from django.template.defaultfilters import pluralize
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -143,8 +144,9 @@ def _round_made(request, campaign, original, gold_round, *, left_units: int) -> 
     made = f"A {kind} round was made from original {original.external_id}"
     if left_units:
         made += (
-            f"; the original left its labeling units, and its {left_units} candidate(s) "
-            "there are back on the review page, unlabeled"
+            f"; the original left its labeling units, and its {left_units} "
+            f"candidate{pluralize(left_units)} there {pluralize(left_units, 'is,are')} back "
+            "on the review page, unlabeled"
         )
     messages.success(request, sentence(made))
     target = reverse("gold-page", args=[campaign.id])

@@ -225,7 +225,10 @@ def test_promote_two_candidates_to_a_gold_round(logged_in, campaign):
     gold_page = logged_in.get(reverse("gold-page", args=[campaign.id])).content.decode()
     assert "The negation flips it." in gold_page and "Training round" in gold_page
     # The message names the kind made and ends with one period, whatever the text ends with.
-    made = f"A training round was made from original {original.external_id}."
+    made = (
+        f"A training round was made from original {original.external_id}; the original left "
+        "its labeling units, and its 1 candidate there is back on the review page, unlabeled."
+    )
     assert made in gold_page and f"{made}." not in gold_page
 
 

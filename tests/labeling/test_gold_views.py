@@ -295,7 +295,7 @@ def test_typed_counterfactuals_take_an_original_out_of_units_no_worker_was_given
         "new-label-1": "negative",
     }
     response = client.post(url, post, follow=True)
-    assert "the original left its labeling units, and its 3 candidate(s) there are back on " in (
+    assert "the original left its labeling units, and its 3 candidates there are back on " in (
         response.content.decode()
     )
     gold_round = GoldRound.objects.get(original=original)

@@ -43,6 +43,7 @@ API_COUNTERPARTS = {
     "crowd-personal-link-create": ("POST", "api-personal-link-list"),
     "crowd-personal-link-revoke": ("POST", "api-personal-link-revoke"),
     "crowd-sync": ("POST", "api-platform-sync"),
+    "crowd-places-add": ("POST", "api-publication-places"),
     "crowd-approve": ("POST", "api-assignment-approve"),
     "crowd-reject": ("POST", "api-assignment-reject"),
     "crowd-bonus": ("POST", "api-worker-bonus"),
@@ -57,6 +58,7 @@ API_COUNTERPARTS = {
 # POST routes that are not a researcher's action on a campaign, each with why.
 EXEMPT = {
     "home": "the landing page reads only (no method guard)",
+    "campaign-list": "a redirect to the landing page's campaign list",
     "health": "the load balancer's probe (no method guard)",
     "login": "signing in; the API authenticates with a token instead",
     "logout": "signing out of the site's session",

@@ -12,6 +12,11 @@ urlpatterns = [
         apis.PublicationListApi.as_view(),
         name="api-publication-list",
     ),
+    path(
+        PREFIX + "publications/<int:publication_id>/places/",
+        apis.PublicationPlacesApi.as_view(),
+        name="api-publication-places",
+    ),
     path(PREFIX + "mturk/", apis.MTurkPublishApi.as_view(), name="api-mturk-publish"),
     path(PREFIX + "prolific/", apis.ProlificStudyApi.as_view(), name="api-prolific-study"),
     path(PREFIX + "sync/", apis.PlatformSyncApi.as_view(), name="api-platform-sync"),

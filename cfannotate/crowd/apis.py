@@ -30,11 +30,13 @@ from cfannotate.crowd.publishing import (
     mturk_publish,
     platform_sync,
     prolific_study_create,
+    publication_places_add,
 )
 from cfannotate.crowd.selectors import (
     assignment_of,
     links_of,
     personal_links_of,
+    publication_of,
     publications_of,
     worker_of,
 )
@@ -60,10 +62,16 @@ class PublicationSerializer(serializers.Serializer):
     status = serializers.CharField(help_text="The platform's own word.")
     hits = serializers.SerializerMethodField(help_text="MTurk HIT ids (empty on Prolific).")
     entry_url = serializers.SerializerMethodField(help_text="Where the platform sends workers.")
+    places = serializers.SerializerMethodField(
+        help_text="Prolific: the workers the study lets in, in all (null elsewhere)."
+    )
     created_at = serializers.DateTimeField()
 
     def get_hits(self, publication) -> list[str]:
         return [hit.hit_id for hit in publication.hits.all()]
+
+    def get_places(self, publication) -> int | None:
+        return publication.options.get("places") if publication.platform == "prolific" else None
 
     def get_entry_url(self, publication) -> str:
         return entry_url(publication=publication, base_url=self.context["base_url"])
@@ -215,6 +223,24 @@ class ProlificStudyApi(APIView):
         )
         out = PublicationSerializer(publication, context=_context(request)).data
         return Response(out, status=status.HTTP_201_CREATED)
+
+
+class PublicationPlacesApi(APIView):
+    """Let more workers take a Prolific study, published or not, when re-queues and
+    replaced rounds need more assignments than it was made for (the campaign page says
+    how many). 409 for other platforms or a publication never created on Prolific."""
+
+    @extend_schema_serializer(component_name="PublicationPlacesInput")
+    class InputSerializer(serializers.Serializer):
+        places = serializers.IntegerField(help_text="Places to add (1 to 100000).")
+
+    @extend_schema(request=InputSerializer, responses=PublicationSerializer)
+    def post(self, request: Request, campaign_id: int, publication_id: int) -> Response:
+        publication = publication_of(self.campaign, publication_id)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        publication_places_add(publication=publication, places=serializer.validated_data["places"])
+        return Response(PublicationSerializer(publication, context=_context(request)).data)
 
 
 class PlatformSyncApi(APIView):

@@ -16,6 +16,11 @@ urlpatterns = [
         views.prolific_study_view,
         name="crowd-prolific-study",
     ),
+    path(
+        "<int:campaign_id>/platforms/publications/<int:publication_id>/places/",
+        views.places_add_view,
+        name="crowd-places-add",
+    ),
     path("<int:campaign_id>/platforms/links/", views.link_create_view, name="crowd-link-create"),
     path(
         "<int:campaign_id>/platforms/links/<int:link_id>/close/",

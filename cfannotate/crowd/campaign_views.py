@@ -27,6 +27,7 @@ from cfannotate.crowd.forms import (
     InvitationLinkForm,
     MTurkPublishForm,
     PersonalLinkForm,
+    PlacesForm,
     ProlificStudyForm,
     RejectForm,
     form_error_message,
@@ -38,15 +39,19 @@ from cfannotate.crowd.publishing import (
     mturk_publish,
     platform_sync,
     prolific_study_create,
+    publication_places_add,
 )
 from cfannotate.crowd.selectors import (
     assignment_of,
     assignments_needed,
     links_of,
     personal_links_of,
+    places_short,
+    publication_of,
     publications_of,
     recent_actions,
     review_queue,
+    study_places,
     worker_of,
 )
 from cfannotate.crowd.services import (
@@ -68,8 +73,14 @@ BLOCK_BADGES = {
 
 def platforms_context(request, campaign, **extra) -> dict:
     base_url = public_base_url(request)
+    studies = study_places(campaign)
+    places = {study.publication.pk: study for study in studies}
     publications = [
-        (publication, entry_url(publication=publication, base_url=base_url))
+        (
+            publication,
+            entry_url(publication=publication, base_url=base_url),
+            places.get(publication.pk),
+        )
         for publication in publications_of(campaign)
     ]
     links = [
@@ -91,6 +102,7 @@ def platforms_context(request, campaign, **extra) -> dict:
     return {
         "campaign": campaign,
         "publications": publications,
+        "places_short": places_short(campaign, studies),
         "links": links,
         "personal_links": personal_links,
         "now": timezone.now(),
@@ -189,6 +201,20 @@ def prolific_study_view(request, campaign):
     )
     return (
         f"Created draft study {publication.external_id} on Prolific: review and publish it there.",
+        [],
+    )
+
+
+@campaign_action
+def places_add_view(request, campaign, publication_id: int):
+    form = _valid(PlacesForm(request.POST))
+    publication = publication_places_add(
+        publication=publication_of(campaign, publication_id),
+        places=form.cleaned_data["places"],
+    )
+    return (
+        f"Prolific study {publication.external_id} now lets {publication.options['places']} "
+        "workers in.",
         [],
     )
 

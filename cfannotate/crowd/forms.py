@@ -100,6 +100,10 @@ class ProlificStudyForm(forms.Form):
         )
 
 
+class PlacesForm(forms.Form):
+    places = forms.IntegerField(label="Places to add", min_value=1, max_value=100_000)
+
+
 class InvitationLinkForm(forms.Form):
     name = forms.CharField(max_length=120)
     quota = forms.IntegerField(

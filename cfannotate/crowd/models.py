@@ -307,6 +307,7 @@ class ActionKind(models.TextChoices):
     BONUS = "bonus", "Bonus"
     BLOCK = "block", "Block"
     SYNC = "sync", "Sync status"
+    PLACES = "places", "Add places"
 
 
 class ActionOutcome(models.TextChoices):

@@ -159,3 +159,49 @@ def platform_sync(*, campaign: Campaign) -> SyncReport:
         )
         report.merge(found)
     return report
+
+
+MAX_PLACES = 100_000  # as for a new study (ProlificOptions.check)
+
+
+def publication_places_add(*, publication: Publication, places: object) -> Publication:
+    """Let `places` more workers take a Prolific study.
+
+    A study is published for the assignments the campaign needed then; re-queued
+    disputes and the replaced rounds of filtered workers need more (the platforms block
+    says how many, `selectors.places_short`). Prolific lets a study's places grow, also
+    once published or completed; the other platforms are refused with what to do.
+    """
+    if isinstance(places, bool) or not isinstance(places, int) or not 1 <= places <= MAX_PLACES:
+        raise InvalidInput(
+            f"Add 1 to {MAX_PLACES} places.", fields={"places": [f"Between 1 and {MAX_PLACES}."]}
+        )
+    if not publication.external_id:
+        raise Conflict(
+            f"{publication.get_platform_display()} publication {publication.pk} was not created "
+            "on the platform, so it has no places to add to: publish again."
+        )
+    total = int(publication.options.get("places") or 0) + places
+    if total > MAX_PLACES:
+        raise InvalidInput(
+            f"The study would have {total} places, more than {MAX_PLACES}.",
+            fields={"places": [f"At most {MAX_PLACES} in all."]},
+        )
+    action = platform_action_begin(
+        platform=publication.platform,
+        action=ActionKind.PLACES,
+        campaign=publication.campaign,
+        publication=publication,
+    )
+    try:
+        result = provider_for(publication.platform).places_set(publication=publication, total=total)
+    except CfannotateError as error:
+        platform_action_finish(action=action, outcome=ActionOutcome.FAILED, error=error.message)
+        raise
+    platform_action_finish(
+        action=action,
+        outcome=ActionOutcome.SUCCEEDED,
+        request_id=result.request_id,
+        response=result.response,
+    )
+    return publication

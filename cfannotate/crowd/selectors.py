@@ -65,15 +65,83 @@ def recent_actions(campaign: Campaign, limit: int = RECENT_ACTIONS) -> list[Plat
     )
 
 
-def assignments_needed(campaign: Campaign) -> int:
-    """Assignments that would give every unit the judgments it still lacks."""
+def _assignments_lacking(campaign: Campaign) -> int:
+    """New assignments the units need: the judgments nobody holds yet, a round each."""
     open_claims = (
         LabelingUnit.objects.filter(campaign=campaign).aggregate(
             n=Sum(F("judgments_needed") - F("claims"))
         )["n"]
         or 0
     )
-    return max(1, math.ceil(open_claims / max(campaign.rounds_per_assignment, 1)))
+    return math.ceil(max(open_claims, 0) / max(campaign.rounds_per_assignment, 1))
+
+
+def assignments_needed(campaign: Campaign) -> int:
+    """Assignments that would give every unit the judgments it still lacks (at least one:
+    the number a new publication's form starts from)."""
+    return max(1, _assignments_lacking(campaign))
+
+
+@dataclass(frozen=True)
+class StudyPlaces:
+    publication: Publication
+    places: int  # workers the study lets in, in all
+    taken: int  # its assignments in progress or submitted here
+
+    @property
+    def left(self) -> int:
+        return max(self.places - self.taken, 0)
+
+
+@dataclass(frozen=True)
+class PlacesShort:
+    """The campaign's Prolific studies have fewer places left than its units need."""
+
+    newest: StudyPlaces  # where places are best added
+    left: int  # across the campaign's studies
+    needed: int  # new assignments the units still lack
+
+    @property
+    def short(self) -> int:
+        return self.needed - self.left
+
+
+def study_places(campaign: Campaign) -> list[StudyPlaces]:
+    """Each Prolific study of the campaign with its places and how many are taken.
+
+    A place is taken by an assignment in progress or submitted; a returned or timed-out
+    one frees its place on Prolific as its assignment ends here (a status sync).
+    """
+    studies = list(
+        Publication.objects.filter(campaign=campaign, platform=Platform.PROLIFIC)
+        .exclude(external_id="")
+        .order_by("created_at", "id")
+    )
+    taken = dict(
+        Assignment.objects.filter(
+            campaign=campaign,
+            platform_task_id__in=[study.external_id for study in studies],
+            state__in=[AssignmentState.ACTIVE, AssignmentState.SUBMITTED],
+        )
+        .values_list("platform_task_id")
+        .annotate(n=Count("id"))
+    )
+    return [
+        StudyPlaces(study, int(study.options.get("places") or 0), taken.get(study.external_id, 0))
+        for study in studies
+    ]
+
+
+def places_short(campaign: Campaign, studies: list[StudyPlaces]) -> PlacesShort | None:
+    """Whether the campaign's Prolific studies cannot take the assignments its units still
+    need (re-queued disputes and the replaced rounds of filtered workers add to them)."""
+    if not studies:
+        return None
+    needed = _assignments_lacking(campaign)
+    left = sum(study.left for study in studies)
+    if needed <= left:
+        return None
+    return PlacesShort(newest=studies[-1], left=left, needed=needed)
 
 
 @dataclass(frozen=True)
@@ -186,6 +254,14 @@ def session_facts(campaign: Campaign, publication: Publication | None = None) ->
         if median is not None:
             minutes, source = max(1, math.ceil(median * rounds / 60)), "past"
     return SessionFacts(rounds=rounds, minutes=minutes, minutes_source=source, pay=pay)
+
+
+def publication_of(campaign: Campaign, publication_id: int) -> Publication:
+    """A publication of the campaign; NotFound for any other id."""
+    publication = Publication.objects.filter(pk=publication_id, campaign=campaign).first()
+    if publication is None:
+        raise NotFound(f"No publication {publication_id} in this campaign.")
+    return publication
 
 
 def assignment_of(campaign: Campaign, assignment_id: int) -> Assignment:

@@ -1,5 +1,6 @@
 """A local stand-in for Prolific's REST API, enough for cfannotate's client: token auth,
-draft studies, paged submissions, transitions, bonus batches and participant groups.
+draft studies and their places, paged submissions, transitions, bonus batches and
+participant groups.
 It keeps what it was asked in `requests` so tests can check what reached it."""
 
 import json
@@ -50,6 +51,8 @@ class FakeProlific:
         if method == "GET" and route[0] == "studies" and len(route) == 2:
             study = self.studies.get(route[1])
             return (200, study) if study else (404, {"error": {"detail": "Not found."}})
+        if method == "PATCH" and route[0] == "studies" and len(route) == 2:
+            return self._study_update(route[1], body or {})
         if method == "GET" and route == ["submissions"]:
             return self._submissions_page(query)
         if method == "POST" and route == ["submissions", "bonus-payments"]:
@@ -75,6 +78,23 @@ class FakeProlific:
         study_id = f"{len(self.studies) + 1:024x}"
         self.studies[study_id] = {**body, "id": study_id, "status": "UNPUBLISHED"}
         return 201, self.studies[study_id]
+
+    def _study_update(self, study_id, body):
+        """Like Prolific once a study is published: only its places (a new total, never
+        fewer) and its internal name change; a completed study becomes active again."""
+        study = self.studies.get(study_id)
+        if study is None:
+            return 404, {"error": {"detail": "Not found."}}
+        other = set(body) - {"total_available_places", "internal_name"}
+        if other and study["status"] != "UNPUBLISHED":
+            return 400, {"error": {"detail": {name: ["read-only"] for name in sorted(other)}}}
+        places = body.get("total_available_places", study["total_available_places"])
+        if not isinstance(places, int) or places < study["total_available_places"]:
+            return 400, {"error": {"detail": {"total_available_places": ["cannot decrease"]}}}
+        study.update(body)
+        if study["status"] in {"COMPLETED", "AWAITING REVIEW"}:
+            study["status"] = "ACTIVE"
+        return 200, study
 
     def _submissions_page(self, query):
         study = query.get("study", [""])[0]
@@ -154,6 +174,9 @@ def _handler(fake: FakeProlific):
 
         def do_POST(self):
             self._serve("POST")
+
+        def do_PATCH(self):
+            self._serve("PATCH")
 
     return Handler
 

@@ -155,6 +155,13 @@ class Provider(ABC):
     def sync(self, *, publication) -> SyncReport:
         """Bring our records in line with the platform's: counts, decisions, abandoned work."""
 
+    def places_set(self, *, publication, total: int) -> ActionResult:
+        """Let `total` workers in all take the publication (more than it lets in now)."""
+        raise PlatformError(
+            f"Publications on {self.platform} cannot take more workers from here.",
+            fix="Publish again for more workers, or make an invitation link.",
+        )
+
 
 def plain(value):
     """A platform's answer as JSON the action log can store (dates as ISO text)."""

@@ -209,6 +209,17 @@ class ProlificProvider(Provider):
             }
         )
 
+    def places_set(self, *, publication: Publication, total: int) -> ActionResult:
+        """Prolific's places may grow, drafts and published studies alike (its API takes
+        the new total); a completed study becomes active again."""
+        study = prolific_client().study_update(
+            publication.external_id, {"total_available_places": total}
+        )
+        publication.options = {**publication.options, "places": total}
+        publication.status = str(study.get("status", publication.status))[:40]
+        publication.save(update_fields=["options", "status"])
+        return ActionResult(request_id=publication.external_id, response=plain(study))
+
     # --- Review ---------------------------------------------------------------------------
 
     def _publication(self, assignment: Assignment, *, required: bool = True):

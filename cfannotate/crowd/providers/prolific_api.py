@@ -30,6 +30,11 @@ class ProlificClient:
     def study_get(self, study_id: str) -> dict:
         return self._request("GET", f"studies/{study_id}/")
 
+    def study_update(self, study_id: str, fields: dict) -> dict:
+        """Change a study; once published, Prolific lets only its places grow (the new
+        total, not the places added) and its internal name change."""
+        return self._request("PATCH", f"studies/{study_id}/", json=fields)
+
     # --- Submissions ---------------------------------------------------------------------------
 
     def submissions(self, study_id: str) -> list[dict]:

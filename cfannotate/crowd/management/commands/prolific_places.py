@@ -1,0 +1,82 @@
+"""`manage.py prolific_places CAMPAIGN [--add N] [--study ID]`: a campaign's Prolific places,
+and more of them when its units need more assignments than the studies can take."""
+
+from django.core.management.base import BaseCommand, CommandError
+from django.template.defaultfilters import pluralize
+
+from cfannotate.core.exceptions import CfannotateError
+from cfannotate.crowd.management.helpers import campaign_or_error, command_error
+from cfannotate.crowd.publishing import publication_places_add
+from cfannotate.crowd.selectors import places_short, study_places
+
+
+class Command(BaseCommand):
+    help = (
+        "List the places of a campaign's Prolific studies and how many are taken; with "
+        "--add, let N more workers take a study (default: the newest). --add short adds "
+        "what the units still lack."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("campaign", type=int, help="Campaign id.")
+        parser.add_argument(
+            "--add", help="Places to add: a number, or 'short' for what the units still lack."
+        )
+        parser.add_argument("--study", help="Prolific study id (default: the newest study).")
+
+    def handle(self, *args, campaign: int, add: str | None, study: str | None, **options):
+        campaign = campaign_or_error(campaign)
+        studies = study_places(campaign)
+        if not studies:
+            raise CommandError(
+                f"Campaign {campaign.id} has no Prolific study: create one with prolific_study."
+            )
+        short = places_short(campaign, studies)
+        for each in studies:
+            publication = each.publication
+            self.stdout.write(
+                f"Study {publication.external_id} ({publication.status or 'no status'}): "
+                f"{each.places} place{pluralize(each.places)}, {each.taken} taken, "
+                f"{each.left} left."
+            )
+        if short:
+            self.stdout.write(
+                f"The units still need about {short.needed} new assignments and the studies "
+                f"have {short.left} place{pluralize(short.left)} left: {short.short} short."
+            )
+        if add is None:
+            return
+        places = _places_to_add(add, short)
+        if places is None:
+            self.stdout.write(self.style.SUCCESS("The studies have places enough: none added."))
+            return
+        chosen = _study(studies, study)
+        try:
+            publication = publication_places_add(publication=chosen.publication, places=places)
+        except CfannotateError as error:
+            raise command_error(error) from None
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Prolific study {publication.external_id} now lets "
+                f"{publication.options['places']} workers in."
+            )
+        )
+
+
+def _places_to_add(add: str, short) -> int | None:
+    if add.strip().lower() == "short":
+        return short.short if short else None
+    try:
+        return int(add)
+    except ValueError:
+        raise CommandError(f"--add takes a number of places or 'short', not {add!r}.") from None
+
+
+def _study(studies, external_id: str | None):
+    if external_id is None:
+        return studies[-1]
+    for each in studies:
+        if each.publication.external_id == external_id:
+            return each
+    known = ", ".join(each.publication.external_id for each in studies)
+    raise CommandError(f"No Prolific study {external_id!r} in this campaign (it has {known}).")

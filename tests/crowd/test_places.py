@@ -1,0 +1,203 @@
+"""More places on a Prolific study when re-queues and replaced rounds need more assignments
+than it was made for: the service against the fake Prolific, the campaign page's notice
+and form, and the API."""
+
+import pytest
+from django.urls import reverse
+
+from cfannotate.core.exceptions import Conflict, InvalidInput
+from cfannotate.crowd.models import ActionKind, ActionOutcome, PlatformAction, Publication
+from cfannotate.crowd.providers import PlatformError
+from cfannotate.crowd.publishing import prolific_study_create, publication_places_add
+from cfannotate.crowd.selectors import places_short, study_places
+from cfannotate.labeling.models import AssignmentState, LabelingUnit
+from tests.crowd.conftest import make_mturk_publication, make_prolific_publication
+from tests.crowd.test_prolific import _options
+from tests.factories import make_assignment, make_labeling_campaign, make_user
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def study(campaign, prolific):
+    return prolific_study_create(
+        campaign=campaign, options=_options(places=2), base_url="https://labels.example.org"
+    )
+
+
+def test_places_are_added_as_prolifics_new_total(study, prolific):
+    publication_places_add(publication=study, places=3)
+    (request,) = prolific.calls("PATCH", f"studies/{study.external_id}")
+    assert request[2] == {"total_available_places": 5}  # Prolific takes the new total
+    assert prolific.studies[study.external_id]["total_available_places"] == 5
+    study.refresh_from_db()
+    assert study.options["places"] == 5
+    action = PlatformAction.objects.get(action=ActionKind.PLACES)
+    assert (action.outcome, action.request_id) == (ActionOutcome.SUCCEEDED, study.external_id)
+
+
+def test_a_completed_study_takes_workers_again(study, prolific):
+    prolific.studies[study.external_id]["status"] = "COMPLETED"
+    publication_places_add(publication=study, places=1)
+    study.refresh_from_db()
+    assert study.status == "ACTIVE"
+
+
+@pytest.mark.parametrize("places", [0, -2, "3", 2.5, True, None, 100_001])
+def test_a_bad_number_of_places_is_refused_before_prolific_is_asked(study, prolific, places):
+    before = len(prolific.requests)
+    with pytest.raises(InvalidInput, match="Add 1 to 100000 places"):
+        publication_places_add(publication=study, places=places)
+    assert len(prolific.requests) == before
+    assert not PlatformAction.objects.filter(action=ActionKind.PLACES).exists()
+
+
+def test_more_than_prolifics_limit_in_all_is_refused(study):
+    Publication.objects.filter(pk=study.pk).update(options={**study.options, "places": 99_999})
+    study.refresh_from_db()
+    with pytest.raises(InvalidInput, match="100001 places, more than 100000"):
+        publication_places_add(publication=study, places=2)
+
+
+def test_a_refusal_from_prolific_is_said_and_logged_and_changes_nothing(study, prolific):
+    prolific.refuse["studies/"] = (
+        400,
+        {"error": {"detail": "Insufficient funds in the workspace balance."}},
+    )
+    with pytest.raises(PlatformError, match="Insufficient funds"):
+        publication_places_add(publication=study, places=3)
+    study.refresh_from_db()
+    assert study.options["places"] == 2
+    assert PlatformAction.objects.get(action=ActionKind.PLACES).outcome == ActionOutcome.FAILED
+
+
+def test_other_platforms_and_studies_never_created_are_refused(campaign, prolific):
+    with pytest.raises(PlatformError, match="cannot take more workers from here"):
+        publication_places_add(publication=make_mturk_publication(campaign), places=2)
+    never = Publication.objects.create(
+        campaign=campaign, platform="prolific", options={"places": 2}, status="failed"
+    )
+    with pytest.raises(Conflict, match="was not created on the platform"):
+        publication_places_add(publication=never, places=2)
+
+
+def _taken(campaign, publication, n, state=AssignmentState.ACTIVE):
+    for _ in range(n):
+        make_assignment(campaign, platform_task_id=publication.external_id, state=state)
+
+
+def test_the_shortfall_counts_taken_places_against_what_the_units_lack(campaign):
+    # 4 units of K = 2 and 2 real rounds an assignment: 4 new assignments lack.
+    publication = make_prolific_publication(campaign)  # 5 places
+    _taken(campaign, publication, 1)
+    _taken(campaign, publication, 1, AssignmentState.SUBMITTED)
+    _taken(campaign, publication, 3, AssignmentState.RETURNED)  # places freed on Prolific
+    (places,) = study_places(campaign)
+    assert (places.places, places.taken, places.left) == (5, 2, 3)
+    short = places_short(campaign, [places])
+    assert (short.needed, short.left, short.short) == (4, 3, 1)
+    # A re-queue needs more: the shortfall grows with it.
+    LabelingUnit.objects.filter(campaign=campaign).update(judgments_needed=4)
+    assert places_short(campaign, study_places(campaign)).needed == 8
+    # Enough places: nothing to say.
+    Publication.objects.filter(pk=publication.pk).update(options={"places": 20})
+    assert places_short(campaign, study_places(campaign)) is None
+    assert places_short(campaign, []) is None  # no Prolific study, no notice
+
+
+def test_the_page_says_how_many_places_to_add_and_adds_them(client, prolific):
+    researcher = make_user("pia")
+    campaign = make_labeling_campaign(units=4, gold=1, rounds_per_assignment=2)
+    campaign.owner = researcher
+    campaign.save(update_fields=["owner"])
+    study = prolific_study_create(
+        campaign=campaign, options=_options(places=1), base_url="https://labels.example.org"
+    )
+    client.force_login(researcher)
+    page = reverse("crowd-platforms", args=[campaign.id])
+    html = client.get(page).content.decode()
+    assert 'id="places-short"' in html
+    assert "The units still need about 4 new assignments" in html
+    assert "have\n      1 place left: add 3 to study" in html
+    assert f'id="places-{study.id}" type="number" name="places" min="1"' in html
+    assert 'value="3"' in html  # the shortfall, ready to send
+
+    url = reverse("crowd-places-add", args=[campaign.id, study.id])
+    response = client.post(url, {"places": "3"}, HTTP_HX_REQUEST="true")
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert f"Prolific study {study.external_id} now lets 4 workers in." in html
+    assert 'id="places-short"' not in html
+    assert prolific.studies[study.external_id]["total_available_places"] == 4
+
+    refused = client.post(url, {"places": "0"}, HTTP_HX_REQUEST="true")
+    assert refused.status_code == 400 and "greater than or equal to 1" in refused.content.decode()
+    elsewhere = reverse("crowd-places-add", args=[campaign.id, study.id + 999])
+    assert client.post(elsewhere, {"places": "1"}, HTTP_HX_REQUEST="true").status_code == 404
+
+
+def test_the_api_adds_places_and_refuses_bad_input(client, prolific):
+    researcher = make_user("pat")
+    campaign = make_labeling_campaign(units=2, gold=1, rounds_per_assignment=2)
+    campaign.owner = researcher
+    campaign.save(update_fields=["owner"])
+    study = prolific_study_create(
+        campaign=campaign, options=_options(places=2), base_url="https://labels.example.org"
+    )
+    client.force_login(researcher)
+    url = f"/api/campaigns/{campaign.id}/platforms/publications/{study.id}/places/"
+    response = client.post(url, {"places": 5}, content_type="application/json")
+    assert response.status_code == 200
+    assert response.json()["places"] == 7 and response.json()["external_id"] == study.external_id
+    bad = client.post(url, {"places": "many"}, content_type="application/json")
+    assert bad.status_code == 400 and "places" in bad.json()["fields"]
+    listed = client.get(f"/api/campaigns/{campaign.id}/platforms/publications/").json()
+    assert listed["results"][0]["places"] == 7
+    other = make_user("olga")
+    client.force_login(other)
+    assert client.post(url, {"places": 1}, content_type="application/json").status_code == 404
+
+
+def _command(*args) -> str:
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    call_command("prolific_places", *args, stdout=out)
+    return out.getvalue()
+
+
+def test_the_command_lists_places_and_adds_the_shortfall(prolific):
+    from django.core.management.base import CommandError
+
+    campaign = make_labeling_campaign(units=4, gold=1, rounds_per_assignment=2)
+    with pytest.raises(CommandError, match=f"Campaign {campaign.id} has no Prolific study"):
+        _command(str(campaign.id))
+    study = prolific_study_create(
+        campaign=campaign, options=_options(places=1), base_url="https://labels.example.org"
+    )
+    out = _command(str(campaign.id))
+    assert f"Study {study.external_id} (UNPUBLISHED): 1 place, 0 taken, 1 left." in out
+    assert "need about 4 new assignments and the studies have 1 place left: 3 short." in out
+    assert not prolific.calls("PATCH", "studies/")  # listing changes nothing
+
+    out = _command(str(campaign.id), "--add", "short")
+    assert f"Prolific study {study.external_id} now lets 4 workers in." in out
+    assert prolific.studies[study.external_id]["total_available_places"] == 4
+    out = _command(str(campaign.id), "--add", "short")
+    assert "places enough: none added" in out
+    assert _command(str(campaign.id), "--add", "2", "--study", study.external_id).endswith(
+        "now lets 6 workers in.\n"
+    )
+
+    for args, message in [
+        (["--add", "many"], "--add takes a number of places or 'short', not 'many'"),
+        (["--add", "0"], "Add 1 to 100000 places"),
+        (["--add", "1", "--study", "nope"], "No Prolific study 'nope' in this campaign"),
+        (["99999"], "No campaign with id 99999"),
+    ]:
+        target = [] if args == ["99999"] else [str(campaign.id)]
+        with pytest.raises(CommandError, match=message):
+            _command(*(target + args))
+    assert prolific.studies[study.external_id]["total_available_places"] == 6

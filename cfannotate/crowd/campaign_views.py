@@ -75,11 +75,13 @@ def platforms_context(request, campaign, **extra) -> dict:
     base_url = public_base_url(request)
     studies = study_places(campaign)
     places = {study.publication.pk: study for study in studies}
+    refused = extra.get("refused")
     publications = [
         (
             publication,
             entry_url(publication=publication, base_url=base_url),
             places.get(publication.pk),
+            _typed(refused, "crowd-places-add", publication.pk),
         )
         for publication in publications_of(campaign)
     ]
@@ -95,7 +97,14 @@ def platforms_context(request, campaign, **extra) -> dict:
     blocked = blocks_in(campaign, {assignment.worker_id for assignment in assignments})
     # Each bonus form carries its own token, so a double click pays once.
     queue = [
-        (assignment, secrets.token_hex(16), BLOCK_BADGES.get(blocked.get(assignment.worker_id)))
+        (
+            assignment,
+            secrets.token_hex(16),
+            BLOCK_BADGES.get(blocked.get(assignment.worker_id)),
+            _typed(refused, "crowd-reject", assignment.id),
+            _typed(refused, "crowd-bonus", assignment.id),
+            _typed(refused, "crowd-block", assignment.worker_id),
+        )
         for assignment in assignments
     ]
     needed = assignments_needed(campaign)
@@ -126,6 +135,13 @@ def platforms_context(request, campaign, **extra) -> dict:
     }
 
 
+def _typed(refused: dict | None, action: str, row: int):
+    """What the researcher typed in one row's form, when that form was just refused."""
+    if refused and refused["action"] == action and refused["row"] == row:
+        return refused["values"]
+    return None
+
+
 def _personal_token(link: PersonalLink) -> str:
     return personal_link_token(
         link_id=link.id, worker=link.worker.external_id, expires_at=link.expires_at
@@ -140,7 +156,12 @@ def _render(request, campaign, *, status: int = 200, **extra) -> HttpResponse:
 
 
 def campaign_action(view: Callable) -> Callable:
-    """A POST on the researcher's own campaign: the view returns a message or raises."""
+    """A POST on the researcher's own campaign: the view returns a message or raises.
+
+    A refusal (a bad field, or the platform's no) comes back with what the researcher
+    typed: the form they sent bound again, open, with its errors (`_valid`), or, for a
+    row's small form, its values under `refused` (the action, the row's id, the values).
+    """
 
     @wraps(view)
     @campaign_owner_required
@@ -151,19 +172,30 @@ def campaign_action(view: Callable) -> Callable:
             message, problems = view(request, campaign, **kwargs)
         except CfannotateError as error:
             # A platform's refusal stays inside the page, in words, with what to fix.
+            kept = getattr(request, "kept_form", None)
             return _render(
                 request,
                 campaign,
                 error=error.message,
                 fix=getattr(error, "fix", ""),
                 status=error.status_code,
+                refused={
+                    "action": request.resolver_match.url_name,
+                    "row": next(iter(kwargs.values()), None),
+                    "values": request.POST,
+                },
+                **({kept[0]: kept[1], "open_form": kept[0]} if kept else {}),
             )
         return _render(request, campaign, message=message, problems=problems)
 
     return wrapped
 
 
-def _valid(form):
+def _valid(form, *, request=None, keep_as: str = ""):
+    """The form, validated; InvalidInput in words otherwise. With `keep_as`, a refusal
+    shows this bound form in the page under that context name (`campaign_action`)."""
+    if keep_as:
+        request.kept_form = (keep_as, form)
     if not form.is_valid():
         raise InvalidInput(
             form_error_message(form), fields={k: list(v) for k, v in form.errors.items()}
@@ -179,7 +211,9 @@ def platforms_block(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
 
 @campaign_action
 def mturk_publish_view(request, campaign):
-    form = _valid(MTurkPublishForm(request.POST, auto_id="mturk_%s"))
+    form = _valid(
+        MTurkPublishForm(request.POST, auto_id="mturk_%s"), request=request, keep_as="mturk_form"
+    )
     publication = mturk_publish(
         campaign=campaign,
         options=form.options(),
@@ -192,7 +226,11 @@ def mturk_publish_view(request, campaign):
 
 @campaign_action
 def prolific_study_view(request, campaign):
-    form = _valid(ProlificStudyForm(request.POST, auto_id="prolific_%s"))
+    form = _valid(
+        ProlificStudyForm(request.POST, auto_id="prolific_%s"),
+        request=request,
+        keep_as="prolific_form",
+    )
     publication = prolific_study_create(
         campaign=campaign,
         options=form.options(),
@@ -221,7 +259,9 @@ def places_add_view(request, campaign, publication_id: int):
 
 @campaign_action
 def link_create_view(request, campaign):
-    form = _valid(InvitationLinkForm(request.POST, auto_id="link_%s"))
+    form = _valid(
+        InvitationLinkForm(request.POST, auto_id="link_%s"), request=request, keep_as="link_form"
+    )
     link = invitation_link_create(
         campaign=campaign, name=form.cleaned_data["name"], quota=form.cleaned_data["quota"]
     )
@@ -239,7 +279,11 @@ def link_close_view(request, campaign, link_id: int):
 
 @campaign_action
 def personal_link_create_view(request, campaign):
-    form = _valid(PersonalLinkForm(request.POST, auto_id="personal_%s"))
+    form = _valid(
+        PersonalLinkForm(request.POST, auto_id="personal_%s"),
+        request=request,
+        keep_as="personal_link_form",
+    )
     link = personal_link_create(
         campaign=campaign,
         worker_name=form.cleaned_data["worker"],

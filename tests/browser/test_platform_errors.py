@@ -51,6 +51,10 @@ def test_a_prolific_refusal_is_said_in_the_page_with_what_to_fix(live_server, pa
     said = alert.inner_text()
     assert "reward: Reward is below the minimum pay per hour." in said
     assert "What to fix: Change Reward (cents or pence)" in said
+    # What was typed is still there, in the form left open, to change and send again.
+    assert page.locator("#prolific_description").is_visible()
+    assert page.input_value("#prolific_description") == "Judge edited sentences."
+    assert page.input_value("#prolific_reward_cents") == "5"
     # The page is still the styled page around the block.
     assert page.get_by_role("heading", name="Crowd platforms").is_visible()
     assert page.locator("link[rel=stylesheet]").count() == 1

@@ -310,3 +310,51 @@ def test_error_pages_and_the_platforms_page_are_styled_and_keep_whole_pages_out_
     assert "request_errors.js" in missing.text
     page = owner.get(_url("crowd-platforms", campaign))
     assert "js/platforms.js" in page.text  # 5xx fragments swap on the standalone page too
+
+
+def _form_field(html: str, field_id: str) -> str:
+    """The opening tag of one input or textarea of a fragment, by id."""
+    return re.search(rf'<(?:input|textarea)[^>]*id="{field_id}"[^>]*>[^<]*', html).group(0)
+
+
+def test_a_refused_study_keeps_what_was_typed_open_in_its_form(owner, campaign, prolific):
+    prolific.refuse["studies"] = (400, {"error": {"detail": {"reward": ["Too low."]}}})
+    url = _url("crowd-prolific-study", campaign)
+    typed = {**PROLIFIC_FORM, "description": "Judge <b>edited</b> sentences."}
+    html = owner.post(url, typed, headers=HTMX).text
+    assert "reward: Too low." in _alert(html).group(1)
+    assert "<details open>\n    <summary>Create a Prolific draft study" in html
+    assert "Judge &lt;b&gt;edited&lt;/b&gt; sentences." in _form_field(html, "prolific_description")
+    assert f'value="{PROLIFIC_FORM["reward_cents"]}"' in _form_field(html, "prolific_reward_cents")
+    # A field the form refuses is said beside the field, the rest still there.
+    html = owner.post(url, {**typed, "minutes": "0"}, headers=HTMX).text
+    assert "Ensure this value is greater than or equal to 1." in html
+    assert f'value="{PROLIFIC_FORM["places"]}"' in _form_field(html, "prolific_places")
+    # Created: the form starts afresh, closed.
+    html = owner.post(url, typed, headers=HTMX).text
+    assert "Created draft study" in html and "<details open>" not in html
+    assert "Judge &lt;b&gt;" not in html
+
+
+def test_a_refused_row_action_keeps_its_words_in_that_row_only(owner, campaign):
+    first = finish(assignment_start(campaign=campaign, worker=make_worker()))
+    second = finish(assignment_start(campaign=campaign, worker=make_worker()))
+    long_feedback = "Your answers <did not> match the instructions. " * 25  # over 1024
+    refused = owner.post(
+        _url("crowd-reject", campaign, first.id), {"feedback": long_feedback}, headers=HTMX
+    )
+    assert refused.status_code == 400 and "at most 1024 characters" in refused.text
+    html = refused.text
+    field = 'aria-label="Rejection feedback for assignment {}"'
+    kept = re.search(field.format(first.id) + r' value="([^"]*)"', html)
+    assert kept and kept.group(1) == long_feedback.replace("<", "&lt;").replace(">", "&gt;")
+    assert field.format(second.id) + ">" in html  # the other row is empty
+    bonus = {"amount": "-1", "reason": "Careful work", "unique_token": "t-1"}
+    html = owner.post(_url("crowd-bonus", campaign, second.id), bonus, headers=HTMX).text
+    assert f'Bonus amount for assignment {second.id}" value="-1"' in html
+    assert f'Bonus reason for assignment {second.id}" value="Careful work"' in html
+    blocked = {"reason": "", "scope": "campaign"}
+    html = owner.post(_url("crowd-block", campaign, second.worker_id), blocked, headers=HTMX).text
+    assert f'Block reason for worker {second.worker.external_id}" value=""' in html
+    row = html[html.index(f'id="assignment-{second.id}"') :]
+    assert '<option value="campaign" selected>' in row[: row.index("</tr>")]

@@ -132,6 +132,7 @@ def test_the_page_says_how_many_places_to_add_and_adds_them(client, prolific):
 
     refused = client.post(url, {"places": "0"}, HTTP_HX_REQUEST="true")
     assert refused.status_code == 400 and "greater than or equal to 1" in refused.content.decode()
+    assert 'max="100000" required\n                   value="0">' in refused.content.decode()
     elsewhere = reverse("crowd-places-add", args=[campaign.id, study.id + 999])
     assert client.post(elsewhere, {"places": "1"}, HTTP_HX_REQUEST="true").status_code == 404
 

@@ -166,9 +166,12 @@ def test_bad_prolific_entries_are_refused(client, campaign, params, status, mess
 def test_completion_sends_the_worker_back_with_the_studys_code(client, campaign):
     assignment = finish(_entered(client, campaign))
     page = client.get(reverse("worker-done", kwargs={"token": worker_token(assignment)}))
-    assert 'href="https://app.prolific.com/submissions/complete?cc=C0DE1234"' in (
-        page.content.decode()
-    )
+    html = page.content.decode()
+    assert 'href="https://app.prolific.com/submissions/complete?cc=C0DE1234"' in html
+    # The code shown is the one Prolific takes typed by hand: the study's, not ours.
+    assert '<output id="completion-code">C0DE1234</output>' in html
+    assert assignment.completion_code not in html
+    assert "if the button does not work, enter the code above on Prolific" in html
 
 
 # --- Review --------------------------------------------------------------------------------

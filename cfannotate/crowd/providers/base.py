@@ -63,6 +63,9 @@ class Handback:
     note: str  # one sentence above the button
     fields: dict[str, str] = field(default_factory=dict)
     origin: str = ""  # for a post: the origin the page's CSP must let the form reach
+    # The completion code the platform accepts typed by hand (Prolific: the study's), shown
+    # instead of the assignment's own; empty where the platform takes none.
+    code: str = ""
 
 
 @dataclass(frozen=True)

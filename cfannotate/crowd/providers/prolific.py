@@ -165,7 +165,11 @@ class ProlificProvider(Provider):
             method="get",
             url=f"{settings.CROWD_PROLIFIC_COMPLETE_URL}?{query}",
             label="Back to Prolific",
-            note="Your answers are saved here. Go back to Prolific to record your completion.",
+            note=(
+                "Your answers are saved here. Go back to Prolific to record your completion; "
+                "if the button does not work, enter the code above on Prolific."
+            ),
+            code=publication.completion_code,
         )
 
     # --- Publishing ---------------------------------------------------------------------------

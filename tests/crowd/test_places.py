@@ -105,15 +105,22 @@ def test_the_shortfall_counts_taken_places_against_what_the_units_lack(campaign)
     assert places_short(campaign, []) is None  # no Prolific study, no notice
 
 
-def test_the_page_says_how_many_places_to_add_and_adds_them(client, prolific):
-    researcher = make_user("pia")
-    campaign = make_labeling_campaign(units=4, gold=1, rounds_per_assignment=2)
+def _owned_study(client, *, units: int, places: int):
+    """A labeling campaign (K = 2, 2 real rounds an assignment) of a logged-in researcher,
+    with one Prolific study of `places` places."""
+    researcher = make_user()
+    campaign = make_labeling_campaign(units=units, gold=1, rounds_per_assignment=2)
     campaign.owner = researcher
     campaign.save(update_fields=["owner"])
     study = prolific_study_create(
-        campaign=campaign, options=_options(places=1), base_url="https://labels.example.org"
+        campaign=campaign, options=_options(places=places), base_url="https://labels.example.org"
     )
     client.force_login(researcher)
+    return campaign, study
+
+
+def test_the_page_says_how_many_places_to_add_and_adds_them(client, prolific):
+    campaign, study = _owned_study(client, units=4, places=1)
     page = reverse("crowd-platforms", args=[campaign.id])
     html = client.get(page).content.decode()
     assert 'id="places-short"' in html
@@ -138,14 +145,7 @@ def test_the_page_says_how_many_places_to_add_and_adds_them(client, prolific):
 
 
 def test_the_api_adds_places_and_refuses_bad_input(client, prolific):
-    researcher = make_user("pat")
-    campaign = make_labeling_campaign(units=2, gold=1, rounds_per_assignment=2)
-    campaign.owner = researcher
-    campaign.save(update_fields=["owner"])
-    study = prolific_study_create(
-        campaign=campaign, options=_options(places=2), base_url="https://labels.example.org"
-    )
-    client.force_login(researcher)
+    campaign, study = _owned_study(client, units=2, places=2)
     url = f"/api/campaigns/{campaign.id}/platforms/publications/{study.id}/places/"
     response = client.post(url, {"places": 5}, content_type="application/json")
     assert response.status_code == 200

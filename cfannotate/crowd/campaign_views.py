@@ -37,6 +37,7 @@ from cfannotate.crowd.providers import public_base_url
 from cfannotate.crowd.publishing import (
     entry_url,
     mturk_publish,
+    places_added_message,
     platform_sync,
     prolific_study_create,
     publication_places_add,
@@ -250,11 +251,7 @@ def places_add_view(request, campaign, publication_id: int):
         publication=publication_of(campaign, publication_id),
         places=form.cleaned_data["places"],
     )
-    return (
-        f"Prolific study {publication.external_id} now lets {publication.options['places']} "
-        "workers in.",
-        [],
-    )
+    return places_added_message(publication), []
 
 
 @campaign_action

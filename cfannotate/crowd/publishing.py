@@ -205,3 +205,9 @@ def publication_places_add(*, publication: Publication, places: object) -> Publi
         response=result.response,
     )
     return publication
+
+
+def places_added_message(publication: Publication) -> str:
+    """What the page and the command say once places were added (2 or more by then)."""
+    places = int(publication.options["places"])
+    return f"Prolific study {publication.external_id} now lets {places} workers in."

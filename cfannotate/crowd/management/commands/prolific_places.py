@@ -6,7 +6,7 @@ from django.template.defaultfilters import pluralize
 
 from cfannotate.core.exceptions import CfannotateError
 from cfannotate.crowd.management.helpers import campaign_or_error, command_error
-from cfannotate.crowd.publishing import publication_places_add
+from cfannotate.crowd.publishing import places_added_message, publication_places_add
 from cfannotate.crowd.selectors import places_short, study_places
 
 
@@ -55,12 +55,7 @@ class Command(BaseCommand):
             publication = publication_places_add(publication=chosen.publication, places=places)
         except CfannotateError as error:
             raise command_error(error) from None
-        self.stdout.write(
-            self.style.SUCCESS(
-                f"Prolific study {publication.external_id} now lets "
-                f"{publication.options['places']} workers in."
-            )
-        )
+        self.stdout.write(self.style.SUCCESS(places_added_message(publication)))
 
 
 def _places_to_add(add: str, short) -> int | None:

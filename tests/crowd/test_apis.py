@@ -170,7 +170,7 @@ def test_sync_reports_what_it_found(owner, campaign, prolific):
     assert response.status_code == 200
     body = response.json()
     assert (body["checked"], body["updated"], body["problems"]) == (0, 1, [])
-    assert body["summary"] == "0 checked, 1 updated."
+    assert body["summary"] == "1 study or HIT refreshed, 0 submissions checked."
 
 
 def test_review_decisions(owner, campaign):

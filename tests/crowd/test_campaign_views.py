@@ -166,7 +166,8 @@ def test_sync_from_the_page_reports_what_it_found(owner, campaign, prolific):
     )
     prolific.studies["s" * 24] = {"id": "s" * 24, "status": "ACTIVE"}
     response = owner.post(_url("crowd-sync", campaign), headers=HTMX)
-    assert response.status_code == 200 and "Status synced: 0 checked, 1 updated." in response.text
+    assert response.status_code == 200
+    assert "Status synced: 1 study or HIT refreshed, 0 submissions checked." in response.text
 
 
 def test_personal_links_are_made_listed_and_revoked_from_the_page(owner, campaign):

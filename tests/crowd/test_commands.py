@@ -125,4 +125,5 @@ def test_prolific_study_and_sync_commands(campaign, prolific):
     publication = Publication.objects.get()
     assert f"draft Prolific study {publication.external_id}" in out
     assert prolific.studies[publication.external_id]["total_available_places"] >= 1
-    assert "Synced: 0 checked, 1 updated." in _run("crowd_sync", str(campaign.id))
+    synced = _run("crowd_sync", str(campaign.id))
+    assert "Synced: 1 study or HIT refreshed, 0 submissions checked." in synced

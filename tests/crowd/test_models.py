@@ -7,6 +7,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from cfannotate.crowd.models import InvitationLink, Platform, PlatformAction, Publication
+from cfannotate.crowd.providers.base import SyncReport
 
 pytestmark = pytest.mark.django_db
 
@@ -49,3 +50,14 @@ def test_only_mturk_has_a_sandbox_and_links_are_not_publications(campaign):
     Publication.objects.create(campaign=campaign, platform=Platform.MTURK, external_id="X")
     with pytest.raises(IntegrityError), transaction.atomic():
         Publication.objects.create(campaign=campaign, platform=Platform.MTURK, external_id="X")
+
+
+def test_a_sync_report_says_what_it_did_in_words():
+    one = SyncReport(checked=1, updated=1, freed=1, reviews=1, problems=["x"])
+    assert one.summary() == (
+        "1 study or HIT refreshed, 1 submission checked, 1 abandoned assignment freed, "
+        "1 platform decision recorded, 1 problem found."
+    )
+    assert SyncReport(checked=3, updated=2, freed=2).summary() == (
+        "2 studies or HITs refreshed, 3 submissions checked, 2 abandoned assignments freed."
+    )

@@ -77,6 +77,10 @@ class ActionResult:
     local_only: bool = False  # nothing was sent: the platform has no such action
 
 
+def _counted(n: int, one: str, many: str, done: str) -> str:
+    return f"{n} {one if n == 1 else many} {done}"
+
+
 @dataclass
 class SyncReport:
     """What a status sync found; `problems` are sentences for the researcher."""
@@ -95,13 +99,20 @@ class SyncReport:
         self.problems.extend(other.problems)
 
     def summary(self) -> str:
-        parts = [f"{self.checked} checked", f"{self.updated} updated"]
+        parts = [
+            _counted(self.updated, "study or HIT", "studies or HITs", "refreshed"),
+            _counted(self.checked, "submission", "submissions", "checked"),
+        ]
         if self.freed:
-            parts.append(f"{self.freed} abandoned assignments freed")
+            parts.append(
+                _counted(self.freed, "abandoned assignment", "abandoned assignments", "freed")
+            )
         if self.reviews:
-            parts.append(f"{self.reviews} platform decisions recorded")
+            parts.append(
+                _counted(self.reviews, "platform decision", "platform decisions", "recorded")
+            )
         if self.problems:
-            parts.append(f"{len(self.problems)} problems")
+            parts.append(_counted(len(self.problems), "problem", "problems", "found"))
         return ", ".join(parts) + "."
 
 

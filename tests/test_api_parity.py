@@ -44,6 +44,7 @@ API_COUNTERPARTS = {
     "crowd-personal-link-revoke": ("POST", "api-personal-link-revoke"),
     "crowd-sync": ("POST", "api-platform-sync"),
     "crowd-places-add": ("POST", "api-publication-places"),
+    "crowd-places-cap": ("POST", "api-publication-places-cap"),
     "crowd-approve": ("POST", "api-assignment-approve"),
     "crowd-reject": ("POST", "api-assignment-reject"),
     "crowd-bonus": ("POST", "api-worker-bonus"),

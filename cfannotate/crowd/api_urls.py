@@ -17,6 +17,11 @@ urlpatterns = [
         apis.PublicationPlacesApi.as_view(),
         name="api-publication-places",
     ),
+    path(
+        PREFIX + "publications/<int:publication_id>/places/cap/",
+        apis.PublicationPlacesCapApi.as_view(),
+        name="api-publication-places-cap",
+    ),
     path(PREFIX + "mturk/", apis.MTurkPublishApi.as_view(), name="api-mturk-publish"),
     path(PREFIX + "prolific/", apis.ProlificStudyApi.as_view(), name="api-prolific-study"),
     path(PREFIX + "sync/", apis.PlatformSyncApi.as_view(), name="api-platform-sync"),

@@ -22,6 +22,7 @@ from cfannotate.core.exceptions import NotFound
 from cfannotate.core.worker_tokens import link_token, personal_link_token
 from cfannotate.crowd import review
 from cfannotate.crowd.models import BlockScope, InvitationLink, PersonalLink
+from cfannotate.crowd.places import publication_places_add, publication_places_cap_set
 from cfannotate.crowd.providers import public_base_url
 from cfannotate.crowd.providers.mturk import MTurkOptions
 from cfannotate.crowd.providers.prolific import ProlificOptions
@@ -30,9 +31,9 @@ from cfannotate.crowd.publishing import (
     mturk_publish,
     platform_sync,
     prolific_study_create,
-    publication_places_add,
 )
 from cfannotate.crowd.selectors import (
+    PLACES_CAP,
     assignment_of,
     links_of,
     personal_links_of,
@@ -65,6 +66,10 @@ class PublicationSerializer(serializers.Serializer):
     places = serializers.SerializerMethodField(
         help_text="Prolific: the workers the study lets in, in all (null elsewhere)."
     )
+    places_up_to = serializers.SerializerMethodField(
+        help_text="Prolific: the places the study grows to by itself as the units need them "
+        "(null: only when added by hand)."
+    )
     created_at = serializers.DateTimeField()
 
     def get_hits(self, publication) -> list[str]:
@@ -72,6 +77,9 @@ class PublicationSerializer(serializers.Serializer):
 
     def get_places(self, publication) -> int | None:
         return publication.options.get("places") if publication.platform == "prolific" else None
+
+    def get_places_up_to(self, publication) -> int | None:
+        return publication.options.get(PLACES_CAP)
 
     def get_entry_url(self, publication) -> str:
         return entry_url(publication=publication, base_url=self.context["base_url"])
@@ -240,6 +248,28 @@ class PublicationPlacesApi(APIView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         publication_places_add(publication=publication, places=serializer.validated_data["places"])
+        return Response(PublicationSerializer(publication, context=_context(request)).data)
+
+
+class PublicationPlacesCapApi(APIView):
+    """Let a Prolific study take more places by itself as re-queues and replaced rounds
+    need them, up to `up_to` places in all (the labeling sweep adds them); null stops it.
+    Every place is paid for: the cap is the most the study will cost."""
+
+    @extend_schema_serializer(component_name="PublicationPlacesCapInput")
+    class InputSerializer(serializers.Serializer):
+        up_to = serializers.IntegerField(
+            allow_null=True, help_text="The most places in all (from the study's places to 100000)."
+        )
+
+    @extend_schema(request=InputSerializer, responses=PublicationSerializer)
+    def post(self, request: Request, campaign_id: int, publication_id: int) -> Response:
+        publication = publication_of(self.campaign, publication_id)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        publication_places_cap_set(
+            publication=publication, up_to=serializer.validated_data["up_to"]
+        )
         return Response(PublicationSerializer(publication, context=_context(request)).data)
 
 

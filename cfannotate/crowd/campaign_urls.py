@@ -21,6 +21,11 @@ urlpatterns = [
         views.places_add_view,
         name="crowd-places-add",
     ),
+    path(
+        "<int:campaign_id>/platforms/publications/<int:publication_id>/places/cap/",
+        views.places_cap_view,
+        name="crowd-places-cap",
+    ),
     path("<int:campaign_id>/platforms/links/", views.link_create_view, name="crowd-link-create"),
     path(
         "<int:campaign_id>/platforms/links/<int:link_id>/close/",

@@ -27,20 +27,25 @@ from cfannotate.crowd.forms import (
     InvitationLinkForm,
     MTurkPublishForm,
     PersonalLinkForm,
+    PlacesCapForm,
     PlacesForm,
     ProlificStudyForm,
     RejectForm,
     form_error_message,
 )
 from cfannotate.crowd.models import BlockScope, InvitationLink, PersonalLink
+from cfannotate.crowd.places import (
+    places_added_message,
+    places_cap_message,
+    publication_places_add,
+    publication_places_cap_set,
+)
 from cfannotate.crowd.providers import public_base_url
 from cfannotate.crowd.publishing import (
     entry_url,
     mturk_publish,
-    places_added_message,
     platform_sync,
     prolific_study_create,
-    publication_places_add,
 )
 from cfannotate.crowd.selectors import (
     assignment_of,
@@ -83,6 +88,7 @@ def platforms_context(request, campaign, **extra) -> dict:
             entry_url(publication=publication, base_url=base_url),
             places.get(publication.pk),
             _typed(refused, "crowd-places-add", publication.pk),
+            _typed(refused, "crowd-places-cap", publication.pk),
         )
         for publication in publications_of(campaign)
     ]
@@ -252,6 +258,15 @@ def places_add_view(request, campaign, publication_id: int):
         places=form.cleaned_data["places"],
     )
     return places_added_message(publication), []
+
+
+@campaign_action
+def places_cap_view(request, campaign, publication_id: int):
+    form = _valid(PlacesCapForm(request.POST))
+    publication = publication_places_cap_set(
+        publication=publication_of(campaign, publication_id), up_to=form.cleaned_data["up_to"]
+    )
+    return places_cap_message(publication), []
 
 
 @campaign_action

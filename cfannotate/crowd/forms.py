@@ -104,6 +104,11 @@ class PlacesForm(forms.Form):
     places = forms.IntegerField(label="Places to add", min_value=1, max_value=100_000)
 
 
+class PlacesCapForm(forms.Form):
+    # Empty: the study takes more places only when they are added by hand.
+    up_to = forms.IntegerField(label="Up to", required=False, min_value=1, max_value=100_000)
+
+
 class InvitationLinkForm(forms.Form):
     name = forms.CharField(max_length=120)
     quota = forms.IntegerField(

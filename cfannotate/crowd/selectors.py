@@ -82,6 +82,11 @@ def assignments_needed(campaign: Campaign) -> int:
     return max(1, _assignments_lacking(campaign))
 
 
+# Where a study's cap lives in `Publication.options`: the most places the labeling sweep
+# may take it to (`crowd.places.places_top_up`); absent, it never grows by itself.
+PLACES_CAP = "places_up_to"
+
+
 @dataclass(frozen=True)
 class StudyPlaces:
     publication: Publication
@@ -91,6 +96,12 @@ class StudyPlaces:
     @property
     def left(self) -> int:
         return max(self.places - self.taken, 0)
+
+    @property
+    def up_to(self) -> int | None:
+        """The cap the sweep may add places up to; None when it adds none."""
+        cap = self.publication.options.get(PLACES_CAP)
+        return None if cap is None else int(cap)
 
 
 @dataclass(frozen=True)

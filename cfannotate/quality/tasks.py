@@ -9,6 +9,7 @@ from django.utils import timezone
 from django_tasks import TaskResultStatus, task
 
 from cfannotate.campaigns.models import Campaign, CampaignStatus
+from cfannotate.crowd.places import places_top_up
 from cfannotate.quality.services import quality_after_assignment, quality_refresh
 
 
@@ -43,7 +44,9 @@ def sweep_labeling(campaign_id: int) -> None:
     """The safety net while a campaign is open for labeling: lapsed leases expire, every
     verdict, vote and re-queue is brought up to date (`quality_refresh`), so units
     whose tasks were lost or came too early go back on the queue without anyone pressing
-    a button; then the next sweep is scheduled. A campaign no longer open ends the chain.
+    a button; a Prolific study short of places for them gets more, up to the cap its
+    researcher set (`places_top_up`); then the next sweep is scheduled. A campaign no
+    longer open ends the chain.
     """
     from cfannotate.labeling.assignments import assignments_expire
 
@@ -52,6 +55,7 @@ def sweep_labeling(campaign_id: int) -> None:
         return
     assignments_expire(campaign=campaign)
     quality_refresh(campaign=campaign)
+    places_top_up(campaign=campaign)
     sweep_schedule(campaign_id)
 
 

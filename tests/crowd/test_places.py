@@ -1,16 +1,23 @@
 """More places on a Prolific study when re-queues and replaced rounds need more assignments
-than it was made for: the service against the fake Prolific, the campaign page's notice
-and form, and the API."""
+than it was made for, by hand or by the labeling sweep up to a cap: the services against
+the fake Prolific, the campaign page's notice and forms, the API and the command."""
 
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
 from cfannotate.core.exceptions import Conflict, InvalidInput
 from cfannotate.crowd.models import ActionKind, ActionOutcome, PlatformAction, Publication
+from cfannotate.crowd.places import (
+    places_top_up,
+    publication_places_add,
+    publication_places_cap_set,
+)
 from cfannotate.crowd.providers import PlatformError
-from cfannotate.crowd.publishing import prolific_study_create, publication_places_add
+from cfannotate.crowd.publishing import prolific_study_create
 from cfannotate.crowd.selectors import places_short, study_places
 from cfannotate.labeling.models import AssignmentState, LabelingUnit
+from cfannotate.quality.tasks import sweep_labeling
 from tests.crowd.conftest import make_mturk_publication, make_prolific_publication
 from tests.crowd.test_prolific import _options
 from tests.factories import make_assignment, make_labeling_campaign, make_user
@@ -202,3 +209,105 @@ def test_the_command_lists_places_and_adds_the_shortfall(prolific):
         with pytest.raises(CommandError, match=message):
             _command(*(target + args))
     assert prolific.studies[study.external_id]["total_available_places"] == 6
+
+
+# --- The cap: places added by the labeling sweep -------------------------------------------
+
+
+def test_a_cap_is_kept_in_the_study_and_refused_below_its_places(study, prolific):
+    publication_places_cap_set(publication=study, up_to=10)
+    study.refresh_from_db()
+    assert study.options["places_up_to"] == 10 and study.options["places"] == 2
+    assert not prolific.calls("PATCH", "studies/")  # nothing asked of Prolific
+    for bad in [1, 0, 100_001, "10", 2.0, True]:
+        with pytest.raises(InvalidInput, match="Cap the study at 2 to 100000 places: it has 2"):
+            publication_places_cap_set(publication=study, up_to=bad)
+    publication_places_cap_set(publication=study, up_to=None)
+    study.refresh_from_db()
+    assert "places_up_to" not in study.options
+
+
+def test_only_prolific_studies_made_there_take_a_cap(campaign):
+    with pytest.raises(Conflict, match="Only Prolific studies take more places by themselves"):
+        publication_places_cap_set(publication=make_mturk_publication(campaign), up_to=9)
+    never = Publication.objects.create(campaign=campaign, platform="prolific", options={})
+    with pytest.raises(Conflict, match="was not created on the platform"):
+        publication_places_cap_set(publication=never, up_to=9)
+
+
+def test_the_sweep_adds_what_the_units_lack_as_far_as_the_cap_allows(study, prolific):
+    campaign = study.campaign  # 4 units of K = 2, 2 real rounds an assignment: 4 lack
+    assert places_top_up(campaign=campaign) == 0  # no cap: only by hand
+    publication_places_cap_set(publication=study, up_to=5)
+    assert places_top_up(campaign=campaign) == 2  # 2 short, and room for 3
+    assert prolific.studies[study.external_id]["total_available_places"] == 4
+    assert places_top_up(campaign=campaign) == 0  # nothing short any more
+    LabelingUnit.objects.filter(campaign=campaign).update(judgments_needed=4)  # re-queues
+    assert places_top_up(campaign=campaign) == 1  # 4 short, the cap leaves room for 1
+    study.refresh_from_db()
+    assert study.options["places"] == 5
+    assert places_top_up(campaign=campaign) == 0  # at the cap
+    added = PlatformAction.objects.filter(action=ActionKind.PLACES, outcome="succeeded")
+    assert added.count() == 2
+
+
+def test_a_refusal_stops_the_sweep_adding_for_a_while_not_the_sweep(study, prolific, caplog):
+    from datetime import timedelta
+
+    publication_places_cap_set(publication=study, up_to=50)
+    prolific.refuse["studies/"] = (400, {"error": {"detail": "Insufficient funds."}})
+    assert places_top_up(campaign=study.campaign) == 0
+    assert "Insufficient funds" in caplog.text
+    asked = len(prolific.calls("PATCH", "studies/"))
+    assert places_top_up(campaign=study.campaign) == 0  # not asked again at once
+    assert len(prolific.calls("PATCH", "studies/")) == asked
+    PlatformAction.objects.filter(action=ActionKind.PLACES).update(
+        created_at=timezone.now() - timedelta(hours=2)
+    )
+    assert places_top_up(campaign=study.campaign) == 2  # an hour later it asks again
+
+
+def test_the_labeling_sweep_tops_up(study, prolific):
+    publication_places_cap_set(publication=study, up_to=40)
+    sweep_labeling.call(study.campaign.id)
+    assert prolific.studies[study.external_id]["total_available_places"] == 4
+
+
+def test_the_page_and_the_api_set_the_cap(client, prolific):
+    campaign, study = _owned_study(client, units=4, places=1)
+    url = reverse("crowd-places-cap", args=[campaign.id, study.id])
+    html = client.post(url, {"up_to": "12"}, HTTP_HX_REQUEST="true").content.decode()
+    assert "takes more places by itself as the units need them, up to 12 in all." in html
+    assert f'id="places-cap-{study.id}" type="number" name="up_to"' in html
+    assert 'value="12"' in html
+    assert "the labeling sweep adds\n      them to study" in html  # the notice says who adds
+    refused = client.post(url, {"up_to": "0"}, HTTP_HX_REQUEST="true")
+    assert refused.status_code == 400 and 'value="0"' in refused.content.decode()
+    html = client.post(url, {"up_to": ""}, HTTP_HX_REQUEST="true").content.decode()
+    assert "takes more places only when you add them." in html
+    assert f"add 3 to study\n      <code>{study.external_id}</code>" in html
+
+    api = f"/api/campaigns/{campaign.id}/platforms/publications/{study.id}/places/cap/"
+    answer = client.post(api, {"up_to": 30}, content_type="application/json")
+    assert answer.status_code == 200 and answer.json()["places_up_to"] == 30
+    bad = client.post(api, {"up_to": 0}, content_type="application/json")
+    assert bad.status_code == 400 and "up_to" in bad.json()["fields"]
+    off = client.post(api, {"up_to": None}, content_type="application/json")
+    assert off.status_code == 200 and off.json()["places_up_to"] is None
+
+
+def test_the_command_sets_and_clears_the_cap(prolific):
+    from django.core.management.base import CommandError
+
+    campaign = make_labeling_campaign(units=4, gold=1, rounds_per_assignment=2)
+    study = prolific_study_create(
+        campaign=campaign, options=_options(places=2), base_url="https://labels.example.org"
+    )
+    out = _command(str(campaign.id), "--up-to", "20")
+    assert "up to 20 in all." in out
+    assert ", added by itself up to 20." in _command(str(campaign.id))
+    assert "only when you add them" in _command(str(campaign.id), "--up-to", "off")
+    with pytest.raises(CommandError, match="--up-to takes a number of places or 'off'"):
+        _command(str(campaign.id), "--up-to", "lots")
+    with pytest.raises(CommandError, match="Cap the study at 2 to 100000 places"):
+        _command(str(campaign.id), "--up-to", "1", "--study", study.external_id)

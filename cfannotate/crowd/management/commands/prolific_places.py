@@ -1,20 +1,27 @@
-"""`manage.py prolific_places CAMPAIGN [--add N] [--study ID]`: a campaign's Prolific places,
-and more of them when its units need more assignments than the studies can take."""
+"""`manage.py prolific_places CAMPAIGN [--add N|short] [--up-to N|off] [--study ID]`: a
+campaign's Prolific places, more of them when its units need more assignments than the
+studies can take, and the cap up to which the labeling sweep adds them by itself."""
 
 from django.core.management.base import BaseCommand, CommandError
 from django.template.defaultfilters import pluralize
 
 from cfannotate.core.exceptions import CfannotateError
 from cfannotate.crowd.management.helpers import campaign_or_error, command_error
-from cfannotate.crowd.publishing import places_added_message, publication_places_add
+from cfannotate.crowd.places import (
+    places_added_message,
+    places_cap_message,
+    publication_places_add,
+    publication_places_cap_set,
+)
 from cfannotate.crowd.selectors import places_short, study_places
 
 
 class Command(BaseCommand):
     help = (
         "List the places of a campaign's Prolific studies and how many are taken; with "
-        "--add, let N more workers take a study (default: the newest). --add short adds "
-        "what the units still lack."
+        "--add, let N more workers take a study (default: the newest); --add short adds "
+        "what the units still lack. With --up-to, let the labeling sweep add places by "
+        "itself as the units need them, up to N in all (off: only by hand)."
     )
 
     def add_arguments(self, parser):
@@ -22,9 +29,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--add", help="Places to add: a number, or 'short' for what the units still lack."
         )
+        parser.add_argument("--up-to", help="The most places the sweep may add up to, or 'off'.")
         parser.add_argument("--study", help="Prolific study id (default: the newest study).")
 
     def handle(self, *args, campaign: int, add: str | None, study: str | None, **options):
+        up_to = options["up_to"]
         campaign = campaign_or_error(campaign)
         studies = study_places(campaign)
         if not studies:
@@ -34,16 +43,26 @@ class Command(BaseCommand):
         short = places_short(campaign, studies)
         for each in studies:
             publication = each.publication
+            cap = f", added by itself up to {each.up_to}" if each.up_to else ""
             self.stdout.write(
                 f"Study {publication.external_id} ({publication.status or 'no status'}): "
                 f"{each.places} place{pluralize(each.places)}, {each.taken} taken, "
-                f"{each.left} left."
+                f"{each.left} left{cap}."
             )
         if short:
             self.stdout.write(
                 f"The units still need about {short.needed} new assignments and the studies "
                 f"have {short.left} place{pluralize(short.left)} left: {short.short} short."
             )
+        if up_to is not None:
+            chosen = _study(studies, study)
+            try:
+                publication = publication_places_cap_set(
+                    publication=chosen.publication, up_to=_cap(up_to)
+                )
+            except CfannotateError as error:
+                raise command_error(error) from None
+            self.stdout.write(self.style.SUCCESS(places_cap_message(publication)))
         if add is None:
             return
         places = _places_to_add(add, short)
@@ -65,6 +84,15 @@ def _places_to_add(add: str, short) -> int | None:
         return int(add)
     except ValueError:
         raise CommandError(f"--add takes a number of places or 'short', not {add!r}.") from None
+
+
+def _cap(up_to: str) -> int | None:
+    if up_to.strip().lower() == "off":
+        return None
+    try:
+        return int(up_to)
+    except ValueError:
+        raise CommandError(f"--up-to takes a number of places or 'off', not {up_to!r}.") from None
 
 
 def _study(studies, external_id: str | None):

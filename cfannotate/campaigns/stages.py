@@ -25,6 +25,7 @@ class StageFacts:
     gold_rounds: int = 0  # active gold rounds
     training_rounds: int = 0  # active training rounds
     invitations: int = 0  # invitation links, personal links and platform publications
+    places_short: int = 0  # Prolific places the researcher must add for the units' needs
     assignments: int = 0
     judgments_done: int = 0
     judgments_needed: int = 0
@@ -149,7 +150,10 @@ def _labeling_stages(campaign: Campaign, facts: StageFacts) -> list[Stage]:
             "Judgments",
             judged,
             f"{facts.judgments_done} of {facts.judgments_needed} judgments",
-            "Wait for the workers' judgments; quality control watches them as they come.",
+            f"Add {_plural(facts.places_short, 'place')} to the Prolific study, or let it add "
+            "them by itself up to a cap: the units need more assignments than it can take."
+            if facts.places_short
+            else "Wait for the workers' judgments; quality control watches them as they come.",
         ),
         Stage(
             "quality",

@@ -116,6 +116,12 @@ class PlacesShort:
     def short(self) -> int:
         return self.needed - self.left
 
+    @property
+    def sweep_adds(self) -> bool:
+        """Whether the labeling sweep adds places to the newest study (it has room under
+        its cap), or the researcher must."""
+        return self.newest.up_to is not None and self.newest.up_to > self.newest.places
+
 
 def study_places(campaign: Campaign) -> list[StudyPlaces]:
     """Each Prolific study of the campaign with its places and how many are taken.

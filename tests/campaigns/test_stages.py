@@ -27,6 +27,7 @@ ONE_GOLD = replace(GENERATED, gold_rounds=1, training_rounds=1)
 GOLD = replace(GENERATED, gold_rounds=2, training_rounds=1)
 INVITED = replace(GOLD, invitations=1, judgments_needed=14)
 HALF_JUDGED = replace(INVITED, assignments=2, judgments_done=7)
+PLACES_SHORT = replace(HALF_JUDGED, places_short=3)  # a Prolific study out of places
 JUDGED = replace(HALF_JUDGED, judgments_done=14)
 KEPT = replace(JUDGED, labels_kept=9)
 
@@ -43,6 +44,7 @@ STATES = [
     (LABELING, GOLD, "platforms", "Invite workers"),
     (LABELING, INVITED, "judgments", "Wait for the workers' judgments"),
     (LABELING, HALF_JUDGED, "judgments", "Wait for the workers' judgments"),
+    (LABELING, PLACES_SHORT, "judgments", "Add 3 places to the Prolific study, or let it add"),
     (LABELING, JUDGED, "quality", "Run quality control"),
     (LABELING, KEPT, "exports", "Download the contrast and augmentation sets."),
 ]

@@ -311,3 +311,11 @@ def test_the_command_sets_and_clears_the_cap(prolific):
         _command(str(campaign.id), "--up-to", "lots")
     with pytest.raises(CommandError, match="Cap the study at 2 to 100000 places"):
         _command(str(campaign.id), "--up-to", "1", "--study", study.external_id)
+
+
+def test_the_overview_asks_for_places_only_when_the_sweep_will_not_add_them(study):
+    from cfannotate.campaigns.stages import stage_facts
+
+    assert stage_facts(study.campaign).places_short == 2  # 4 assignments lack, 2 places
+    publication_places_cap_set(publication=study, up_to=3)  # room for 1: the sweep adds it
+    assert stage_facts(study.campaign).places_short == 0

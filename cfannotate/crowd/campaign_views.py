@@ -119,6 +119,8 @@ def platforms_context(request, campaign, **extra) -> dict:
         "campaign": campaign,
         "publications": publications,
         "places_short": places_short(campaign, studies),
+        # The sweep adds places to the newest study only: its cap is the one to set.
+        "newest_study": studies[-1].publication.pk if studies else None,
         "links": links,
         "personal_links": personal_links,
         "now": timezone.now(),

@@ -91,6 +91,12 @@ def publication_places_cap_set(*, publication: Publication, up_to: object) -> Pu
             f"{publication.get_platform_display()} publications."
         )
     _created_on_prolific(publication)
+    newest = study_places(publication.campaign)[-1].publication
+    if newest.pk != publication.pk:
+        raise Conflict(
+            f"Only the campaign's newest Prolific study, {newest.external_id}, takes places "
+            "by itself: set the cap there."
+        )
     publication.refresh_from_db(fields=["options"])  # places a sweep just added stay
     options = dict(publication.options)
     if up_to is None:

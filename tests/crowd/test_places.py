@@ -227,12 +227,20 @@ def test_a_cap_is_kept_in_the_study_and_refused_below_its_places(study, prolific
     assert "places_up_to" not in study.options
 
 
-def test_only_prolific_studies_made_there_take_a_cap(campaign):
+def test_only_the_newest_prolific_study_made_there_takes_a_cap(campaign, client):
     with pytest.raises(Conflict, match="Only Prolific studies take more places by themselves"):
         publication_places_cap_set(publication=make_mturk_publication(campaign), up_to=9)
     never = Publication.objects.create(campaign=campaign, platform="prolific", options={})
     with pytest.raises(Conflict, match="was not created on the platform"):
         publication_places_cap_set(publication=never, up_to=9)
+    older = make_prolific_publication(campaign, study_id="a" * 24)
+    newer = make_prolific_publication(campaign, study_id="b" * 24)
+    with pytest.raises(Conflict, match=f"Only the campaign's newest Prolific study, {'b' * 24}"):
+        publication_places_cap_set(publication=older, up_to=9)
+    publication_places_cap_set(publication=newer, up_to=9)
+    client.force_login(campaign.owner)
+    html = client.get(reverse("crowd-platforms", args=[campaign.id])).content.decode()
+    assert f'id="places-cap-{newer.id}"' in html and f'id="places-cap-{older.id}"' not in html
 
 
 def test_the_sweep_adds_what_the_units_lack_as_far_as_the_cap_allows(study, prolific):

@@ -5,22 +5,9 @@ import pytest
 
 from cfannotate.crowd import campaign_views
 from tests.browser.conftest import log_in
-from tests.crowd import fake_prolific
 from tests.factories import make_labeling_campaign, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def prolific(settings):
-    fake = fake_prolific.FakeProlific()
-    server = fake_prolific.start(fake)
-    settings.CROWD_PROLIFIC_API_URL = fake.url
-    settings.CROWD_PROLIFIC_TOKEN = fake.token
-    settings.CROWD_PUBLIC_URL = "https://labels.example.org"
-    yield fake
-    server.shutdown()
-    server.server_close()
 
 
 def _platforms_page(live_server, page, name):

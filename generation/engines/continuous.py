@@ -75,14 +75,13 @@ CACHE_MEMORY_SHARE = 0.4
 ATTENTIONS = ("auto", "varlen", "sdpa")
 
 
-def resolve_attention(name: str, device: torch.device) -> str:
-    """The attention `name` stands for on `device`: `auto` is packed (`varlen`) attention
-    where PyTorch has its kernel (CUDA), transformers' masked `sdpa` elsewhere."""
+def resolve_attention(name: str) -> str:
+    """The attention `name` stands for: `auto` is packed attention (`varlen`), which beat
+    transformers' masked `sdpa` on an H100 (PyTorch's kernel) and on CPU (sequence by
+    sequence); `sdpa` stays for comparison (docs/benchmarks.md)."""
     if name not in ATTENTIONS:
         raise ValueError(f"Unknown attention {name!r}; choose from {', '.join(ATTENTIONS)}.")
-    if name != "auto":
-        return name
-    return "varlen" if varlen_attention.available_on(device) else "sdpa"
+    return "varlen" if name == "auto" else name
 
 
 class ContinuousEngine:
@@ -93,7 +92,7 @@ class ContinuousEngine:
         self.lm = lm
         self.tokenizer = lm.tokenizer
         self.model_name = lm.name
-        self.attention = resolve_attention(attention, lm.device)
+        self.attention = resolve_attention(attention)
         self.batching = dict(batching or {})
 
     @torch.inference_mode()

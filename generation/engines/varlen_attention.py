@@ -53,7 +53,7 @@ def varlen_attention_forward(
     # The packed layout PyTorch's kernel reads: [tokens, heads, head dim].
     q, k, v = (tensor[0].transpose(0, 1) for tensor in (query, key, value))
     scale = scaling if scaling is not None else q.shape[-1] ** -0.5
-    if q.device.type == "cuda" and q.dtype in HALF_DTYPES and _kernel() is not None:
+    if q.dtype in HALF_DTYPES and available_on(q.device):
         lengths = (cu_seq_lens_q, cu_seq_lens_k, max_length_q, max_length_k)
         out = _kernel_attention(q, k, v, *lengths, scale)
     else:

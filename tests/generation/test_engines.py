@@ -15,9 +15,9 @@ from generation.engines.loop import LoopEngine
 from generation.models import load_causal_lm
 from tests.generation.tiny_models import tiny_lm_directory
 
-# Continuous batching with transformers' masked attention and with packed attention
-# (generation.engines.varlen_attention; on CPU it attends sequence by sequence).
-IN_PROCESS = ["loop", "continuous", "continuous:varlen"]
+# Continuous batching with packed attention (generation.engines.varlen_attention; on CPU
+# it attends sequence by sequence) and with transformers' masked attention.
+IN_PROCESS = ["loop", "continuous", "continuous:sdpa"]
 PROMPTS = [
     "The movie was",
     "A man is playing a guitar on the stage and then",
@@ -28,8 +28,7 @@ GREEDY = DecodingConfig(do_sample=False, per_prompt=2, batch_size=8, seed=None)
 
 
 def engine_for(spec: str, lm):
-    """`loop`, `continuous` (what `auto` attention picks here: sdpa on CPU) or
-    `continuous:ATTENTION`."""
+    """`loop`, `continuous` (packed attention) or `continuous:ATTENTION`."""
     name, _, attention = spec.partition(":")
     return ContinuousEngine(lm, attention=attention) if attention else make_engine(name, lm=lm)
 
@@ -48,10 +47,10 @@ def test_auto_is_continuous_batching_on_cuda_and_our_loop_on_cpu():
         resolve_engine("vllm", "cpu")
 
 
-def test_continuous_attention_is_packed_where_pytorch_has_the_kernel(tiny_lm):
-    assert resolve_attention("auto", torch.device("cpu")) == "sdpa"
-    assert resolve_attention("varlen", torch.device("cpu")) == "varlen"
-    assert ContinuousEngine(tiny_lm).attention == "sdpa"
+def test_continuous_attention_is_packed_unless_asked_otherwise(tiny_lm):
+    assert resolve_attention("auto") == "varlen"
+    assert resolve_attention("sdpa") == "sdpa"
+    assert ContinuousEngine(tiny_lm).attention == "varlen"
     with pytest.raises(ValueError, match="Unknown attention 'flash'"):
         ContinuousEngine(tiny_lm, attention="flash")
 
@@ -76,7 +75,7 @@ def test_greedy_text_is_the_same_in_every_engine(tiny_lm):
     outputs = {
         name: engine_for(name, tiny_lm).generate(PROMPTS, budgets, GREEDY) for name in IN_PROCESS
     }
-    assert outputs["loop"] == outputs["continuous"] == outputs["continuous:varlen"]
+    assert outputs["loop"] == outputs["continuous"] == outputs["continuous:sdpa"]
     longer = make_engine("loop", lm=tiny_lm).generate(PROMPTS, [7] * len(PROMPTS), GREEDY)
     for short, long, budget in zip(outputs["loop"], longer, budgets, strict=True):
         assert short[0] == short[1]  # greedy: per_prompt copies of one text
@@ -131,3 +130,36 @@ def test_every_engine_decodes_a_bf16_model_on_cpu(tmp_path_factory, name):
     assert all(isinstance(text, str) for texts in outputs for text in texts)
     greedy = engine.generate(PROMPTS, [6] * len(PROMPTS), GREEDY, stop_at_newline=True)
     assert all(texts[0] == texts[1] for texts in greedy)
+
+
+def test_the_paged_cache_holds_the_workload_up_to_a_share_of_free_memory(tiny_lm, monkeypatch):
+    from generation.engines import continuous
+
+    inputs, budgets = [[1] * 70, [1] * 10], [20, 5]  # 2 and 1 pages of 64 tokens
+    block = continuous.cache_block_bytes(tiny_lm, continuous.CPU_PAGE_SIZE)
+    config = tiny_lm.model.config
+    key_heads = getattr(config, "num_key_value_heads", None) or config.num_attention_heads
+    head_dim = config.hidden_size // config.num_attention_heads
+    assert block == 2 * config.num_hidden_layers * 64 * key_heads * head_dim * 4  # fp32
+    monkeypatch.setattr(continuous, "free_memory", lambda device: 10**12)
+    roomy = continuous._batching_config(tiny_lm, GREEDY, inputs, budgets, 3, "varlen", {})
+    assert roomy.num_blocks == (2 + 1) * 3 + 1  # the workload
+    assert roomy.max_requests_per_batch is None  # packed attention needs no cap
+    monkeypatch.setattr(continuous, "free_memory", lambda device: block * 10)
+    tight = continuous._batching_config(tiny_lm, GREEDY, inputs, budgets, 3, "sdpa", {})
+    assert tight.num_blocks == 2 * 3 + 1  # room for the longest request's rows, no less
+    assert tight.max_requests_per_batch == continuous.CPU_MAX_REQUESTS_PER_BATCH
+    replaced = continuous._batching_config(
+        tiny_lm, GREEDY, inputs, budgets, 3, "varlen", {"num_blocks": 99}
+    )
+    assert replaced.num_blocks == 99
+
+
+def test_a_workload_larger_than_the_cache_waits_for_pages(tiny_lm, monkeypatch):
+    """With room for one request at a time, every prompt is still answered, as the loop does."""
+    from generation.engines import continuous
+
+    monkeypatch.setattr(continuous, "free_memory", lambda device: 1)
+    budgets = [7, 3, 5, 6]
+    squeezed = make_engine("continuous", lm=tiny_lm).generate(PROMPTS, budgets, GREEDY)
+    assert squeezed == make_engine("loop", lm=tiny_lm).generate(PROMPTS, budgets, GREEDY)

@@ -15,9 +15,10 @@ model's config only for the life of one continuous-batching manager (`attention_
 the model's other users (the loop engine, fluency scoring) keep their own.
 
 On CUDA with half-precision tensors it calls PyTorch's varlen kernel; elsewhere (CPU,
-float32) it attends each packed sequence on its own with `scaled_dot_product_attention`,
-which is linear in the batch too. Queries attend causally, aligned to the end of their
-keys (a chunk of prompt or one new token after its request's cache), as flash does.
+float32) it uses `scaled_dot_product_attention`: decoding steps (one query each)
+together, padded to the longest of their keys, prompt chunks one by one; linear in the
+batch too. Queries attend causally, aligned to the end of their keys (a chunk of prompt
+or one new token after its request's cache), as flash does.
 """
 
 import functools
@@ -30,6 +31,9 @@ from transformers import AttentionInterface
 
 VARLEN_ATTENTION = "flash_varlen_cfannotate"
 HALF_DTYPES = (torch.float16, torch.bfloat16)
+# Without the kernel, decoding steps attend together in groups of at most this many
+# (padded) keys: a few hundred MB for a SmolLM2-sized layer in fp32.
+SINGLE_QUERY_KEYS = 1 << 18
 
 
 def varlen_attention_forward(
@@ -116,29 +120,54 @@ def _kernel_attention(q, k, v, cu_q, cu_k, max_q: int, max_k: int, scale: float)
 
 
 def _per_sequence_attention(q, k, v, cu_q, cu_k, scale: float) -> torch.Tensor:
-    """Each packed sequence over its own keys, causally from the end: [tokens, heads, dim]."""
+    """Each packed sequence over its own keys, causally from the end: [tokens, heads, dim].
+
+    Without the kernel. Sequences with one query (a decoding step, most of them) go
+    together, their keys padded to the longest and masked, a few thousand keys' worth
+    at a time; the others (prompt chunks) one by one."""
     out = torch.empty_like(q)
-    k, v = _heads_repeated(k, q.shape[1]), _heads_repeated(v, q.shape[1])
-    bounds_q, bounds_k = cu_q.tolist(), cu_k.tolist()
-    for start_q, end_q, start_k, end_k in zip(
-        bounds_q[:-1], bounds_q[1:], bounds_k[:-1], bounds_k[1:], strict=True
-    ):
+    lengths_q, lengths_k = cu_q[1:] - cu_q[:-1], cu_k[1:] - cu_k[:-1]
+    single = torch.nonzero(lengths_q == 1).flatten()
+    if len(single):
+        longest = int(lengths_k[single].max())
+        step = max(1, SINGLE_QUERY_KEYS // longest)
+        for chunk in single.split(step):
+            out[cu_q[chunk].long()] = _single_query_attention(
+                q, k, v, cu_q[chunk], cu_k[chunk], lengths_k[chunk], scale
+            )
+    for index in torch.nonzero(lengths_q > 1).flatten().tolist():
+        start_q, end_q = int(cu_q[index]), int(cu_q[index + 1])
+        start_k, end_k = int(cu_k[index]), int(cu_k[index + 1])
         queries, keys = end_q - start_q, end_k - start_k
-        if queries == 0:
-            continue
         # Query i sits at position keys - queries + i and sees every key up to it.
-        mask = None
-        if queries > 1:
-            mask = torch.ones(queries, keys, dtype=torch.bool, device=q.device).tril(keys - queries)
+        mask = torch.ones(queries, keys, dtype=torch.bool, device=q.device).tril(keys - queries)
         attended = F.scaled_dot_product_attention(
             q[start_q:end_q].transpose(0, 1),
             k[start_k:end_k].transpose(0, 1),
             v[start_k:end_k].transpose(0, 1),
             attn_mask=mask,
             scale=scale,
+            enable_gqa=True,
         )
         out[start_q:end_q] = attended.transpose(0, 1)
     return out
+
+
+def _single_query_attention(q, k, v, starts_q, starts_k, lengths_k, scale: float):
+    """One query per sequence over its keys, padded to the longest and masked: [n, heads, dim]."""
+    positions = torch.arange(int(lengths_k.max()), device=q.device)
+    valid = positions[None, :] < lengths_k[:, None]  # [n, longest]
+    index = (starts_k.long()[:, None] + positions[None, :]).clamp(max=k.shape[0] - 1)
+    keys, values = (tensor[index].transpose(1, 2) for tensor in (k, v))  # [n, heads, longest, dim]
+    attended = F.scaled_dot_product_attention(
+        q[starts_q.long()].unsqueeze(2),  # [n, heads, 1, dim]
+        keys,
+        values,
+        attn_mask=valid[:, None, None, :],
+        scale=scale,
+        enable_gqa=True,
+    )
+    return attended.squeeze(2)
 
 
 def _heads_repeated(tensor: torch.Tensor, heads: int) -> torch.Tensor:

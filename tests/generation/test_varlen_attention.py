@@ -80,6 +80,17 @@ def test_each_packed_sequence_attends_causally_over_its_own_keys_only():
     torch.testing.assert_close(out, reference(query, key, value, lengths, 0.3).float())
 
 
+def test_decoding_steps_attend_alike_in_groups_of_any_size(monkeypatch):
+    """Without the kernel, one-query sequences go together a group of padded keys at a time."""
+    query, key, value, lengths = packed_inputs(seed=1)
+    whole, _ = varlen_attention_forward(Attention(), query, key, value, None, **lengths)
+    monkeypatch.setattr(varlen_attention, "SINGLE_QUERY_KEYS", 1)  # one sequence a group
+    one_by_one, _ = varlen_attention_forward(Attention(), query, key, value, None, **lengths)
+    torch.testing.assert_close(one_by_one, whole)
+    expected = reference(query, key, value, lengths, HEAD_DIM**-0.5).float()
+    torch.testing.assert_close(whole, expected)
+
+
 def test_another_sequence_keys_change_nothing():
     """Changing the last sequence's keys and values leaves the others' outputs as they were."""
     query, key, value, lengths = packed_inputs()

@@ -75,13 +75,19 @@ CACHE_MEMORY_SHARE = 0.4
 ATTENTIONS = ("auto", "varlen", "sdpa")
 
 
-def resolve_attention(name: str) -> str:
-    """The attention `name` stands for: `auto` is packed attention (`varlen`), which beat
-    transformers' masked `sdpa` on an H100 (PyTorch's kernel) and on CPU (sequence by
-    sequence); `sdpa` stays for comparison (docs/benchmarks.md)."""
+def resolve_attention(name: str, model_config) -> str:
+    """The attention `name` stands for with this model: `auto` is packed attention
+    (`varlen`), which beat transformers' masked `sdpa` on an H100 (PyTorch's kernel) and on
+    CPU (docs/benchmarks.md), unless the model's attention does what it does not (a sliding
+    window, soft-capping): then `sdpa`. `sdpa` stays for comparison."""
     if name not in ATTENTIONS:
         raise ValueError(f"Unknown attention {name!r}; choose from {', '.join(ATTENTIONS)}.")
-    return "varlen" if name == "auto" else name
+    reason = varlen_attention.unsupported_reason(model_config)
+    if name == "varlen" and reason:
+        raise ValueError(f"Packed attention cannot run this model ({reason}); use sdpa.")
+    if name == "auto":
+        return "sdpa" if reason else "varlen"
+    return name
 
 
 class ContinuousEngine:
@@ -92,7 +98,7 @@ class ContinuousEngine:
         self.lm = lm
         self.tokenizer = lm.tokenizer
         self.model_name = lm.name
-        self.attention = resolve_attention(attention)
+        self.attention = resolve_attention(attention, lm.model.config)
         self.batching = dict(batching or {})
 
     @torch.inference_mode()

@@ -54,6 +54,9 @@ def varlen_attention_forward(
     """The attention of each packed sequence over its own keys: ([1, tokens, heads, dim], None)."""
     if attention_mask is not None or query.shape[0] != 1:
         raise ValueError("Packed attention takes one packed row and no mask (continuous batching).")
+    unsupported = [name for name in ("sliding_window", "softcap", "s_aux") if kwargs.get(name)]
+    if unsupported:
+        raise ValueError(f"Packed attention does not do {', '.join(unsupported)}; use sdpa.")
     # The packed layout PyTorch's kernel reads: [tokens, heads, head dim].
     q, k, v = (tensor[0].transpose(0, 1) for tensor in (query, key, value))
     scale = scaling if scaling is not None else q.shape[-1] ** -0.5
@@ -63,6 +66,19 @@ def varlen_attention_forward(
     else:
         out = _per_sequence_attention(q, k, v, cu_seq_lens_q, cu_seq_lens_k, scale)
     return out.unsqueeze(0), None
+
+
+def unsupported_reason(config) -> str | None:
+    """What in a model's attention packed attention does not do, or None when it can stand
+    in for it: causal attention over every earlier token, scaled, grouped heads at most."""
+    config = config.get_text_config() if hasattr(config, "get_text_config") else config
+    layer_types = getattr(config, "layer_types", None) or ()
+    window = getattr(config, "sliding_window", None) and getattr(config, "use_sliding_window", True)
+    if any("sliding" in kind for kind in layer_types) or (window and not layer_types):
+        return "sliding-window attention"
+    if getattr(config, "attn_logit_softcapping", None):
+        return "soft-capped attention scores"
+    return None
 
 
 def available_on(device: torch.device) -> bool:

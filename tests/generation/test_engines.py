@@ -7,6 +7,7 @@ and reports each prompt once through `on_result`.
 
 import pytest
 import torch
+from transformers import Gemma2Config, MistralConfig, Qwen2Config
 
 from generation.decoding import DecodingConfig, PromptParts
 from generation.engines import make_engine, resolve_engine
@@ -48,11 +49,27 @@ def test_auto_is_continuous_batching_on_cuda_and_our_loop_on_cpu():
 
 
 def test_continuous_attention_is_packed_unless_asked_otherwise(tiny_lm):
-    assert resolve_attention("auto") == "varlen"
-    assert resolve_attention("sdpa") == "sdpa"
+    config = tiny_lm.model.config
+    assert resolve_attention("auto", config) == "varlen"
+    assert resolve_attention("sdpa", config) == "sdpa"
     assert ContinuousEngine(tiny_lm).attention == "varlen"
     with pytest.raises(ValueError, match="Unknown attention 'flash'"):
         ContinuousEngine(tiny_lm, attention="flash")
+
+
+@pytest.mark.parametrize(
+    "config, reason",
+    [
+        (MistralConfig(sliding_window=4096), "sliding-window attention"),
+        (Gemma2Config(), "sliding-window attention"),
+        (Gemma2Config(layer_types=["full_attention"] * 26), "soft-capped attention scores"),
+    ],
+)
+def test_a_model_whose_attention_packed_attention_cannot_do_keeps_sdpa(config, reason):
+    assert resolve_attention("auto", config) == "sdpa"
+    with pytest.raises(ValueError, match=f"cannot run this model \\({reason}\\)"):
+        resolve_attention("varlen", config)
+    assert resolve_attention("auto", Qwen2Config()) == "varlen"  # a window it does not use
 
 
 def test_packed_attention_is_set_only_while_continuous_batching_decodes(tiny_lm):

@@ -114,6 +114,13 @@ def test_a_mask_or_an_unpacked_batch_is_refused():
         )
 
 
+@pytest.mark.parametrize("option", [{"sliding_window": 4096}, {"softcap": 50.0}])
+def test_what_packed_attention_does_not_do_is_refused_not_ignored(option):
+    query, key, value, lengths = packed_inputs()
+    with pytest.raises(ValueError, match=f"does not do {next(iter(option))}"):
+        varlen_attention_forward(Attention(), query, key, value, None, **lengths, **option)
+
+
 def test_attention_set_restores_the_model_implementation_even_on_error():
     class Config:
         _attn_implementation = "sdpa"

@@ -16,6 +16,11 @@ still breaks the rule (a marker spelt over several tokens, like `[`, `E`, `Q`, `
 decoded again, whole prompt, by our loop, which enforces all of it: greedy text is
 then the loop's, as the engine contract wants, and no engine hands such text on.
 
+Attention is packed (`generation.engines.varlen_attention`: each request over its own
+cache, PyTorch's flash kernel on CUDA) rather than transformers' `sdpa`, which masks every
+request of a step against every other's cache; `sdpa` stays for models whose attention
+packed attention does not do, and for comparison.
+
 Beam search is not continuous batching's to do: `num_beams > 1` goes through our loop.
 """
 

@@ -32,6 +32,7 @@ import torch
 from transformers import GenerationConfig
 from transformers.generation.configuration_utils import ContinuousBatchingConfig
 from transformers.generation.continuous_batching.utils import WorkloadHints
+from transformers.generation.logits_process import SuppressTokensLogitsProcessor
 
 from generation.constraints import breaks_format, writing_rule
 from generation.decoding import (
@@ -193,6 +194,7 @@ class ContinuousEngine:
                 workload_hints=hints,
             ) as manager,
         ):
+            _banned_ids_on(manager, self.lm.device)
             pending = _requests_add(manager, inputs, max_new_tokens, stops, copies)
             return self._results_collect(
                 manager, pending, eos, copies, config.per_prompt, answers_needed, on_result
@@ -245,6 +247,19 @@ class ContinuousEngine:
                 if on_result:
                     on_result(index, results[index])
         return results, redo
+
+
+def _banned_ids_on(manager, device: torch.device) -> None:
+    """Moves the suppress-tokens processor's banned ids to `device` before decoding starts.
+
+    Continuous batching builds its processors without a device, so the ids stay on the CPU
+    and every step copies them to the GPU: a copy from pageable memory that waits for the
+    GPU's queue, and one that CUDA-graph capture refuses. Other processors are left alone
+    (some keep their per-request arguments on the CPU on purpose)."""
+    processors = getattr(getattr(manager, "logit_processor", None), "logits_processor", ())
+    for processor in processors:
+        if isinstance(processor, SuppressTokensLogitsProcessor):
+            processor.suppress_tokens = processor.suppress_tokens.to(device)
 
 
 def _requests_add(

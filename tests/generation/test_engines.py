@@ -180,3 +180,23 @@ def test_a_workload_larger_than_the_cache_waits_for_pages(tiny_lm, monkeypatch):
     budgets = [7, 3, 5, 6]
     squeezed = make_engine("continuous", lm=tiny_lm).generate(PROMPTS, budgets, GREEDY)
     assert squeezed == make_engine("loop", lm=tiny_lm).generate(PROMPTS, budgets, GREEDY)
+
+
+def test_banned_ids_go_to_the_model_device_before_decoding():
+    """Else every GPU step copies them from pageable memory (and CUDA graphs refuse the copy)."""
+    from types import SimpleNamespace
+
+    from transformers.generation.logits_process import (
+        LogitsProcessorList,
+        SuppressTokensLogitsProcessor,
+        TemperatureLogitsWarper,
+    )
+
+    from generation.engines.continuous import _banned_ids_on
+
+    banned = SuppressTokensLogitsProcessor([3, 5])
+    processors = LogitsProcessorList([TemperatureLogitsWarper(0.7), banned])
+    manager = SimpleNamespace(logit_processor=SimpleNamespace(logits_processor=processors))
+    _banned_ids_on(manager, torch.device("meta"))
+    assert banned.suppress_tokens.device.type == "meta"
+    _banned_ids_on(SimpleNamespace(), torch.device("meta"))  # nothing to move: no error

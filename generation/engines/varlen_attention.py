@@ -64,7 +64,7 @@ def varlen_attention_forward(
         lengths = (cu_seq_lens_q, cu_seq_lens_k, max_length_q, max_length_k)
         out = _kernel_attention(q, k, v, *lengths, scale)
     else:
-        out = _per_sequence_attention(q, k, v, cu_seq_lens_q, cu_seq_lens_k, scale)
+        out = _attention_without_kernel(q, k, v, cu_seq_lens_q, cu_seq_lens_k, scale)
     return out.unsqueeze(0), None
 
 
@@ -82,7 +82,7 @@ def unsupported_reason(config) -> str | None:
 
 
 def available_on(device: torch.device) -> bool:
-    """Whether packed attention has PyTorch's kernel on `device` (else it runs per sequence)."""
+    """Whether packed attention has PyTorch's kernel on `device` (else it runs on sdpa)."""
     return device.type == "cuda" and _kernel() is not None
 
 
@@ -126,7 +126,7 @@ def _kernel_attention(q, k, v, cu_q, cu_k, max_q: int, max_k: int, scale: float)
     if "scale" in parameters:
         options["scale"] = scale
     elif abs(scale - q.shape[-1] ** -0.5) > 1e-9:
-        return _per_sequence_attention(q, k, v, cu_q, cu_k, scale)
+        return _attention_without_kernel(q, k, v, cu_q, cu_k, scale)
     if "enable_gqa" in parameters:
         options["enable_gqa"] = q.shape[1] != k.shape[1]
     else:
@@ -135,12 +135,12 @@ def _kernel_attention(q, k, v, cu_q, cu_k, max_q: int, max_k: int, scale: float)
     return kernel(q, k, v, cu_q, cu_k, int(max_q), int(max_k), **options)
 
 
-def _per_sequence_attention(q, k, v, cu_q, cu_k, scale: float) -> torch.Tensor:
+def _attention_without_kernel(q, k, v, cu_q, cu_k, scale: float) -> torch.Tensor:
     """Each packed sequence over its own keys, causally from the end: [tokens, heads, dim].
 
     Without the kernel. Sequences with one query (a decoding step, most of them) go
-    together, their keys padded to the longest and masked, a few thousand keys' worth
-    at a time; the others (prompt chunks) one by one."""
+    together, their keys padded to the longest and masked, at most `SINGLE_QUERY_KEYS`
+    padded keys at a time; the others (prompt chunks) one by one."""
     out = torch.empty_like(q)
     lengths_q, lengths_k = cu_q[1:] - cu_q[:-1], cu_k[1:] - cu_k[:-1]
     single = torch.nonzero(lengths_q == 1).flatten()

@@ -446,7 +446,7 @@ def engine_measure(label: str, engine, texts, settings: PipelineSettings, fluenc
 
 def engines_measure(args: argparse.Namespace, texts, settings: PipelineSettings, lm, fluency_lm):
     """Every engine asked for, and the server (started here with --start-server):
-    (figures by engine name, results by engine name)."""
+    (figures by engine label, results by engine label: `loop`, `continuous:sdpa`, `server`...)."""
     engines = []
     if args.backend == "inprocess":
         engines = [

@@ -88,11 +88,6 @@ def prolific(settings):
     """The fake Prolific on loopback, with the settings that point the site at it."""
     from tests.crowd import fake_prolific
 
-    fake = fake_prolific.FakeProlific()
-    server = fake_prolific.start(fake)
-    settings.CROWD_PROLIFIC_API_URL = fake.url
-    settings.CROWD_PROLIFIC_TOKEN = fake.token
     settings.CROWD_PUBLIC_URL = "https://labels.example.org"
-    yield fake
-    server.shutdown()
-    server.server_close()
+    with fake_prolific.served(settings) as fake:
+        yield fake

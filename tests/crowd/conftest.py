@@ -42,13 +42,8 @@ def mturk_stub(monkeypatch):
 
 @pytest.fixture
 def prolific(settings):
-    fake = fake_prolific.FakeProlific()
-    server = fake_prolific.start(fake)
-    settings.CROWD_PROLIFIC_API_URL = fake.url
-    settings.CROWD_PROLIFIC_TOKEN = fake.token
-    yield fake
-    server.shutdown()
-    server.server_close()
+    with fake_prolific.served(settings) as fake:
+        yield fake
 
 
 @pytest.fixture

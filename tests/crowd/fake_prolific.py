@@ -5,6 +5,7 @@ It keeps what it was asked in `requests` so tests can check what reached it."""
 
 import json
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
@@ -186,3 +187,17 @@ def start(fake: FakeProlific) -> ThreadingHTTPServer:
     fake.url = f"http://127.0.0.1:{server.server_address[1]}{PREFIX}"
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
+
+
+@contextmanager
+def served(settings):
+    """A fake Prolific on loopback, the site's settings pointed at it, for the duration."""
+    fake = FakeProlific()
+    server = start(fake)
+    settings.CROWD_PROLIFIC_API_URL = fake.url
+    settings.CROWD_PROLIFIC_TOKEN = fake.token
+    try:
+        yield fake
+    finally:
+        server.shutdown()
+        server.server_close()

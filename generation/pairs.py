@@ -17,6 +17,8 @@ from generation.parsing import load_nlp
 csv.field_size_limit(10_000_000)
 
 BREAK_TAGS = re.compile(r"<br\s*/?>", re.IGNORECASE)
+# Pipeline components that splitting a review into sentences does not need.
+SENTENCE_SPLIT_UNUSED = ("tagger", "attribute_ruler", "lemmatizer", "ner")
 
 
 @dataclass(frozen=True)
@@ -100,14 +102,15 @@ def read_cad_sentiment(path: Path, *, max_sentences: int = 3) -> list[Pair]:
     expected = "expected CAD sentiment columns Sentiment, Text, batch_id."
     for row in _tsv_rows(path, ("Text", "batch_id"), expected):
         by_batch[row["batch_id"]].append(_clean(row["Text"]))
-    nlp = load_nlp()
+    reviews = [texts for texts in by_batch.values() if len(texts) == 2]
+    # Sentence bounds come from the parser alone: without the components it does not read,
+    # the same sentences come out about three times faster.
+    nlp = load_nlp(exclude=SENTENCE_SPLIT_UNUSED)
+    docs = iter(nlp.pipe([text for texts in reviews for text in texts], batch_size=64))
     pairs = []
-    for texts in by_batch.values():
-        if len(texts) != 2:
-            continue
-        docs = list(nlp.pipe(texts))
-        left = [sentence.text.strip() for sentence in docs[0].sents]
-        right = [sentence.text.strip() for sentence in docs[1].sents]
+    for _ in reviews:
+        left = [sentence.text.strip() for sentence in next(docs).sents]
+        right = [sentence.text.strip() for sentence in next(docs).sents]
         if len(left) != len(right):
             continue
         changed = [Pair(a, b) for a, b in zip(left, right, strict=True) if a != b]

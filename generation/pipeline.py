@@ -12,7 +12,13 @@ from generation.engines import Engine, make_engine
 from generation.models import DEFAULT_MODEL, load_cached
 from generation.parsing import ParseCache
 from generation.polyjuice import PerturbTarget, PolyjuiceSettings, polyjuice_generate
-from generation.postprocess import AnnotatedCandidate, Annotator, PostprocessStats, annotate
+from generation.postprocess import (
+    AnnotatedCandidate,
+    Annotator,
+    PostprocessResult,
+    PostprocessStats,
+    annotate,
+)
 from generation.records import OriginalRecord
 
 
@@ -70,6 +76,11 @@ def _chained(*hooks: Callable[[int], None] | None) -> Callable[[int], None]:
             hook(count)
 
     return advance
+
+
+def _annotate_parts(processed: PostprocessResult) -> dict[str, float]:
+    """The annotation's own timings, as `annotate:<part>` seconds."""
+    return {f"annotate:{part}": value for part, value in processed.seconds.items()}
 
 
 def run_polyjuice(
@@ -136,6 +147,7 @@ def run_polyjuice(
     mark = time.perf_counter()
     processed = annotator.finish(run.candidates)
     seconds["annotate"] = time.perf_counter() - mark
+    seconds.update(_annotate_parts(processed))
     seconds["total"] = time.perf_counter() - started
     return PipelineResult(
         originals=[target.original for target in targets],
@@ -209,6 +221,7 @@ def run_generator(
         workers=None,  # a pool: generation runs in a worker process or the CLI
     )
     seconds["annotate"] = time.perf_counter() - mark
+    seconds.update(_annotate_parts(processed))
     seconds["total"] = time.perf_counter() - started
     result = PipelineResult(
         originals=list(originals),

@@ -10,6 +10,7 @@ a candidate can run in worker processes while decoding goes on (`Annotator`; see
 annotation.md).
 """
 
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
@@ -61,6 +62,10 @@ class PostprocessStats:
 class PostprocessResult:
     candidates: list[AnnotatedCandidate] = field(default_factory=list)
     stats: PostprocessStats = field(default_factory=PostprocessStats)
+    # Where `Annotator.finish` spent its time: waiting for the workers' annotations
+    # ("pool_wait"), annotating what they did not ("here"), scoring fluency ("fluency");
+    # not part of what two results compare on.
+    seconds: dict[str, float] = field(default_factory=dict, compare=False)
 
 
 def normalized_text(text: str) -> str:
@@ -165,10 +170,12 @@ class Annotator:
         result = PostprocessResult()
         stats = result.stats
         stats.received = len(records)
+        mark = time.perf_counter()
 
         # 1. The rest of the queue, then every chunk the workers have.
         self._send(final=True)
         self._collect()
+        result.seconds["pool_wait"], mark = _since(mark)
 
         # 2. Dedupe and drop copies of x, over the final order of the records.
         unique = dedupe(records, self.originals, stats)
@@ -185,6 +192,7 @@ class Annotator:
         )
         self._annotate_here(missing)
         annotated = [(record, self._done[(record.original_key, record.text)]) for record in unique]
+        result.seconds["here"], mark = _since(mark)
         if self.progress:
             self.progress("parsed")
 
@@ -213,6 +221,7 @@ class Annotator:
                 scores[i] = score
             if self.progress:
                 self.progress("scored")
+        result.seconds["fluency"], mark = _since(mark)
 
         for (record, annotation), reason, score in zip(annotated, reasons, scores, strict=True):
             dropped_by = reason
@@ -300,6 +309,12 @@ class Annotator:
     def _store(self, pairs: list[Pair], annotations: list[PairAnnotation]) -> None:
         for pair, annotation in zip(pairs, annotations, strict=True):
             self._done[(pair.base, pair.candidate)] = annotation
+
+
+def _since(mark: float) -> tuple[float, float]:
+    """(seconds since `mark`, now)."""
+    now = time.perf_counter()
+    return now - mark, now
 
 
 def annotate(

@@ -71,6 +71,10 @@ class TrainingConfig:
     # the model already has; new special tokens start untrained and, in a short CPU run
     # on CAD (docs/benchmarks.md), were never emitted. Opt in for long GPU runs.
     add_special_tokens: bool = False
+    # Seconds from the start of `train` after which training stops at the next optimizer
+    # step (a GPU slot's length); the last held-out evaluation and the save follow. None:
+    # no limit. The learning-rate schedule still spans every epoch.
+    time_limit: float | None = None
 
     def __post_init__(self) -> None:
         if self.epochs < 1 or self.batch_size < 1 or self.max_length < 1:
@@ -79,6 +83,8 @@ class TrainingConfig:
             raise ValueError("the held-out fraction must be in [0, 1)")
         if self.eval_every < 0 or self.patience < 1:
             raise ValueError("eval_every must be 0 or more and patience at least 1")
+        if self.time_limit is not None and not self.time_limit > 0:
+            raise ValueError("the time limit must be more than 0 seconds")
 
 
 MIN_PAIRS_FOR_EVAL = 10  # fewer pairs: train on all of them, no early stopping
@@ -105,7 +111,8 @@ class TrainingReport:
     eval_loss_after: float | None = None  # the saved (best) model's held-out loss
     evaluations: list[Evaluation] = field(default_factory=list)
     best_step: int | None = None
-    stopped_early: bool = False
+    stopped_early: bool = False  # the held-out loss stopped improving
+    out_of_time: bool = False  # the time limit ended training
     seconds: float = 0.0
     output: str = ""
     sources: dict[str, int] = field(default_factory=dict)  # pairs per data source
@@ -285,16 +292,18 @@ def train(
     *,
     show_progress: bool = True,
     sources: dict[str, int] | None = None,
+    clock=time.perf_counter,
 ) -> TrainingReport:
     """Fine-tune `config.base_model` on `pairs` and save a directory the generator loads.
 
     With a held-out split, the loss on it is measured every `eval_every` steps (or each
     epoch); the model is saved whenever it improves, so the output holds the best
-    checkpoint, and training stops after `patience` evaluations without improvement.
+    checkpoint, and training stops after `patience` evaluations without improvement, or
+    at the first step past `config.time_limit` seconds (read on `clock`).
     """
     from generation.models import load_causal_lm
 
-    started = time.perf_counter()
+    started = clock()
     rng = random.Random(config.seed)
     torch.manual_seed(config.seed)
 
@@ -342,7 +351,8 @@ def train(
     report.eval_loss_before = _eval_loss(model, eval_batches, device)
 
     # 3. Train, evaluating on the held-out prompts and saving each better checkpoint.
-    loop = _TrainingLoop(config, model, eval_batches, pad_id, device, report)
+    deadline = started + config.time_limit if config.time_limit else None
+    loop = _TrainingLoop(config, model, eval_batches, pad_id, device, report, deadline, clock)
     loop.run(
         train_items,
         rng,
@@ -355,7 +365,7 @@ def train(
         report.eval_loss_after = min(evaluation.loss for evaluation in report.evaluations)
 
     # 4. The report beside the model.
-    report.seconds = time.perf_counter() - started
+    report.seconds = clock() - started
     report.output = str(config.output)
     (config.output / TRAINING_REPORT).write_text(json.dumps(asdict(report), indent=2))
     return report
@@ -364,9 +374,12 @@ def train(
 class _TrainingLoop:
     """The optimizer steps, with held-out evaluations and early stopping recorded in `report`."""
 
-    def __init__(self, config, model, eval_batches, pad_id, device, report) -> None:
+    def __init__(
+        self, config, model, eval_batches, pad_id, device, report, deadline=None, clock=None
+    ) -> None:
         self.config, self.model, self.eval_batches = config, model, eval_batches
         self.pad_id, self.device, self.report = pad_id, device, report
+        self.deadline, self.clock = deadline, clock
         self.stopping = EarlyStopping(config.patience, config.min_delta)
         self.steps_per_epoch = 1
         self.bar = None
@@ -406,7 +419,10 @@ class _TrainingLoop:
                     if self.stopping.done:
                         report.stopped_early = True
                         break
-            if report.stopped_early:
+                if self.deadline is not None and self.clock() >= self.deadline:
+                    report.out_of_time = True
+                    break
+            if report.stopped_early or report.out_of_time:
                 break
         if not report.evaluations or report.evaluations[-1].step != report.steps:
             self._evaluate(save)  # the steps since the last evaluation

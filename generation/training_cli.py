@@ -93,6 +93,12 @@ def training_summary(report: TrainingReport) -> str:
         )
     if report.stopped_early:
         lines.append("stopped early: the held-out loss stopped improving")
+    if report.out_of_time:
+        limit = float(report.config["time_limit"]) / 60
+        steps = f"{report.steps} step" + ("" if report.steps == 1 else "s")
+        lines.append(
+            f"stopped at the time limit ({limit:g} min) after {steps}; the best checkpoint was kept"
+        )
     lines.append(f"model saved to {report.output}")
     return "\n".join(lines)
 
@@ -102,6 +108,8 @@ def train_command(args: argparse.Namespace) -> int:
 
     if args.report_originals < 1:
         raise ValueError("--report-originals must be at least 1")
+    if args.time_limit is not None and not args.time_limit > 0:
+        raise ValueError("--time-limit must be more than 0 minutes")
     resolve_device(args.device)  # a device this machine lacks stops here, not after the data
     # 1. The pairs, and the report's data checked before hours of training.
     by_source = read_training_pairs(args)
@@ -125,6 +133,7 @@ def train_command(args: argparse.Namespace) -> int:
         device=args.device,
         seed=args.seed,
         add_special_tokens=args.add_special_tokens,
+        time_limit=args.time_limit * 60 if args.time_limit else None,
     )
     sources = {name: len(found) for name, found in by_source.items()}
     report = train(config, pairs, show_progress=not args.quiet, sources=sources)
@@ -194,6 +203,14 @@ def add_train_parser(commands) -> None:
         "--patience", type=int, default=2, help="Evaluations without improvement (2)."
     )
     stopping.add_argument("--min-delta", type=float, default=0.0)
+    stopping.add_argument(
+        "--time-limit",
+        type=float,
+        default=None,
+        metavar="MINUTES",
+        help="Stop training this many minutes after the pairs were read (prompts and "
+        "model loading count), keeping the best checkpoint; the quality table follows.",
+    )
     report = parser.add_argument_group("quality report")
     report.add_argument("--no-report", action="store_true", help="Skip the quality table.")
     report.add_argument("--report-originals", type=int, default=40, help="Held-out originals.")

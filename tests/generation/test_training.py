@@ -242,7 +242,15 @@ def test_early_stopping_counts_evaluations_since_the_best():
 
 
 @pytest.mark.parametrize(
-    "options", [{"patience": 0}, {"eval_fraction": 1.0}, {"eval_every": -1}, {"epochs": 0}]
+    "options",
+    [
+        {"patience": 0},
+        {"eval_fraction": 1.0},
+        {"eval_every": -1},
+        {"epochs": 0},
+        {"time_limit": 0},
+        {"time_limit": -5.0},
+    ],
 )
 def test_training_config_refuses_bad_values(tmp_path, options):
     with pytest.raises(ValueError):
@@ -288,3 +296,68 @@ def test_training_stops_early_and_keeps_the_best_checkpoint(
         for start in range(0, len(items), 4)
     ]
     assert _eval_loss(saved.model, batches, saved.device) == pytest.approx(min(losses), rel=1e-4)
+
+
+class StepClock:
+    """A clock that advances one second each time it is read."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 1.0
+        return self.now
+
+
+def test_training_stops_at_the_time_limit_and_keeps_the_best_checkpoint(
+    tmp_path_factory, tmp_path, one_torch_thread
+):
+    base = tiny_lm_directory(tmp_path_factory, "gpt2")
+    output = tmp_path / "out"
+    config = TrainingConfig(
+        base_model=str(base),
+        output=output,
+        epochs=50,  # far more steps than the limit allows
+        batch_size=4,
+        learning_rate=5e-3,
+        max_length=64,
+        device="cpu",
+        eval_every=3,
+        patience=100,
+        time_limit=8.0,
+    )
+
+    report = train(config, PAIRS, show_progress=False, clock=StepClock())
+
+    # The clock is read once at the start and once after each step: the step that reads
+    # 8 or more seconds past the start is the last one.
+    assert report.out_of_time and not report.stopped_early
+    assert report.steps == 8
+    # Evaluations every three steps, then one after the last step, which saved the best.
+    assert [evaluation.step for evaluation in report.evaluations] == [3, 6, 8]
+    assert report.best_step in {3, 6, 8}
+    assert report.eval_loss_after == min(e.loss for e in report.evaluations)
+    saved = json.loads((output / "cfannotate_training.json").read_text())
+    assert saved["out_of_time"] is True and saved["steps"] == 8
+    assert load_causal_lm(output, device="cpu").name
+
+
+def test_without_a_time_limit_the_clock_never_ends_training(
+    tmp_path_factory, tmp_path, one_torch_thread
+):
+    base = tiny_lm_directory(tmp_path_factory, "gpt2")
+    config = TrainingConfig(
+        base_model=str(base),
+        output=tmp_path / "out",
+        epochs=2,
+        batch_size=4,
+        max_length=64,
+        device="cpu",
+    )
+    clock = StepClock()
+    clock.now = 1e9  # as if days had passed
+
+    report = train(config, PAIRS, show_progress=False, clock=clock)
+
+    assert not report.out_of_time
+    assert report.steps == math.ceil(report.train_examples / config.batch_size) * 2

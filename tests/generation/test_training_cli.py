@@ -188,6 +188,35 @@ def test_report_originals_must_be_positive(tmp_path, capsys):
     assert err == ["train: --report-originals must be at least 1"]
 
 
+@pytest.mark.parametrize("limit", ["0", "-1"])
+def test_time_limit_must_be_positive(tmp_path, capsys, limit):
+    status, _, err = run_train(
+        capsys, "--data", str(tmp_path), "--output", "x", "--time-limit", limit
+    )
+    assert status == cli.EXIT_USAGE
+    assert err == ["train: --time-limit must be more than 0 minutes"]
+
+
+def test_a_time_limit_ends_training_and_says_so(
+    tmp_path_factory, tmp_path, capsys, monkeypatch, one_torch_thread
+):
+    data_folder(tmp_path / "data", dev=False)
+    monkeypatch.setattr(training_cli, "quality_table", pytest.fail)
+    # A limit of 0.0001 minutes (6 ms) is past after the first step.
+
+    status, out, err = run_train(
+        capsys,
+        "--data", str(tmp_path / "data"), "--no-report", "--time-limit", "0.0001",
+        *tiny_options(tmp_path_factory, tmp_path / "model"),
+    )  # fmt: skip
+
+    assert status == 0, err
+    stopped = "stopped at the time limit (0.0001 min) after 1 step; the best checkpoint was kept"
+    assert stopped in out
+    assert "held-out loss" in out  # the step was evaluated and saved
+    assert (tmp_path / "model" / "config.json").is_file()
+
+
 def test_a_device_this_machine_lacks_is_refused_before_the_data_is_read(tmp_path, capsys):
     status, _, err = run_train(
         capsys, "--data", str(tmp_path / "nowhere"), "--output", "x", "--device", "tpu"

@@ -10,6 +10,7 @@ state into an allowed marker or plain text. See `decoding.md` ("What the model m
 write") for what each engine enforces.
 """
 
+import functools
 from dataclasses import dataclass
 
 import torch
@@ -97,9 +98,19 @@ class WritingRule:
     def to(self, device) -> "WritingRule":
         return WritingRule(self.transitions.to(device))
 
+    @functools.cached_property
+    def host_table(self) -> list[list[int]]:
+        """`transitions` as lists, for stepping one row at a time on the host."""
+        return self.transitions.tolist()
+
+    @functools.cached_property
+    def allowed_table(self) -> torch.Tensor:
+        """(states, vocab) bool: whether each token may be written in each state."""
+        return self.transitions != BANNED
+
     def allowed(self, states: torch.Tensor, width: int) -> torch.Tensor:
         """(rows, width) bool: what each row may write; ids past the vocabulary never."""
-        allowed = self.transitions[states] != BANNED  # (rows, vocab)
+        allowed = self.allowed_table[states]  # (rows, vocab), a byte per entry
         if width > self.vocab_size:
             allowed = torch.nn.functional.pad(allowed, (0, width - self.vocab_size), value=False)
         return allowed[:, :width]

@@ -9,12 +9,17 @@ ids of the request, and each request has its own token budget. A request that mu
 stop after its N-th [ANSWER] marker runs to its budget and is cut there afterwards,
 which gives the text an early stop would have given.
 
-What the model may write (`generation.constraints`) is a per-row automaton; continuous
-batching takes only processors built from its generation config, so it gets the
-static part (`suppress_tokens`: every id banned in every state). A continuation that
-still breaks the rule (a marker spelt over several tokens, like `[`, `E`, `Q`, `]`) is
-decoded again, whole prompt, by our loop, which enforces all of it: greedy text is
-then the loop's, as the engine contract wants, and no engine hands such text on.
+What the model may write (`generation.constraints`) is a per-row automaton. Continuous
+batching builds its processors from the generation config, which carries the static part
+(`suppress_tokens`: every id banned in every state); the engine adds the rest before the
+manager starts (`WritingRuleProcessor`: each request's state, read from the tokens it
+has written, masks its next token), so a marker spelt over several tokens (`[`, `E`, `Q`,
+`]`) cannot be written either. Before, one prompt in three of the benchmark's broke the
+rule that way and was decoded a second time by our loop. Where the state cannot be read
+on the host (asynchronous batching, whose last token is still on the device), only the
+static part applies. Either way a continuation that breaks the rule is decoded again,
+whole prompt, by our loop, which enforces all of it: greedy text is then the loop's, as
+the engine contract wants, and no engine hands such text on.
 
 Attention is packed (`generation.engines.varlen_attention`: each request over its own
 cache, PyTorch's flash kernel on CUDA) rather than transformers' `sdpa`, which masks every
@@ -25,16 +30,19 @@ Beam search is not continuous batching's to do: `num_beams > 1` goes through our
 """
 
 import logging
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 
 import psutil
 import torch
 from transformers import GenerationConfig
 from transformers.generation.configuration_utils import ContinuousBatchingConfig
+from transformers.generation.continuous_batching.cb_logits_processors import (
+    ContinuousBatchingLogitsProcessor,
+)
 from transformers.generation.continuous_batching.utils import WorkloadHints
 from transformers.generation.logits_process import SuppressTokensLogitsProcessor
 
-from generation.constraints import breaks_format, writing_rule
+from generation.constraints import BANNED, WritingRule, breaks_format, writing_rule
 from generation.decoding import (
     DecodingConfig,
     PromptParts,
@@ -182,19 +190,8 @@ class ContinuousEngine:
         attention = varlen_attention.attention_set(self.lm.model) if packed else nullcontext()
         with (
             attention,
-            self.lm.model.continuous_batching_context_manager(
-                generation_config=generation_config,
-                continuous_batching_config=batching,
-                block=True,
-                timeout=10,
-                # Warm-up captures CUDA graphs for the largest shapes; a manager lives for one
-                # call, and on an H100 the capture cost more than the graphs saved (see
-                # docs/benchmarks.md), so neither is used.
-                warmup=False,
-                workload_hints=hints,
-            ) as manager,
+            _manager_running(self.lm.model, generation_config, batching, hints, rule) as manager,
         ):
-            _banned_ids_on(manager, self.lm.device)
             pending = _requests_add(manager, inputs, max_new_tokens, stops, copies)
             return self._results_collect(
                 manager, pending, eos, copies, config.per_prompt, answers_needed, on_result
@@ -247,6 +244,82 @@ class ContinuousEngine:
                 if on_result:
                     on_result(index, results[index])
         return results, redo
+
+
+@contextmanager
+def _manager_running(model, generation_config, batching, hints, rule: WritingRule):
+    """A continuous batching manager for one call, with the whole writing rule in its
+    processors, running until the block ends (what transformers'
+    `continuous_batching_context_manager` does, with room to add a processor before the
+    generation thread starts). No warm-up: it captures CUDA graphs for the largest shapes,
+    and on an H100 that cost more than the graphs saved in a manager that lives for one
+    call (docs/benchmarks.md)."""
+    manager = model.init_continuous_batching(
+        generation_config=generation_config,
+        continuous_batching_config=batching,
+        workload_hints=hints,
+    )
+    try:
+        _banned_ids_on(manager, model.device)
+        if not manager.continuous_batching_config.use_async_batching:
+            _processor_first(manager, WritingRuleProcessor(rule, model.device))
+        manager.start()
+        yield manager
+    finally:
+        manager.stop(block=True, timeout=10)
+        manager.destroy()
+
+
+def _processor_first(manager, processor: ContinuousBatchingLogitsProcessor) -> None:
+    """Puts `processor` before the manager's others (top-k and top-p then never keep only
+    tokens it bans), with a row of its own in the per-request arguments."""
+    processors = manager.logit_processor
+    processors.logits_processor.insert(0, processor)
+    processors.tensors_required += 1
+    processors.do_processing = True
+
+
+class WritingRuleProcessor(ContinuousBatchingLogitsProcessor):
+    """The writing rule inside continuous batching: each request's marker state, stepped on
+    the host over the tokens it wrote since the last step, masks its next token.
+
+    Continuous batching calls `prepare_tensor_args` with the requests that predict a token
+    this step, in the order of the rows of the scores it then passes to `__call__`. The
+    state after a request's tokens is the state its next token is allowed from (all of
+    them: with synchronous batching a request's last token is on the host before the next
+    step is prepared)."""
+
+    supported_kwargs: dict[str, type] = {}
+    ignored_kwargs: tuple[str, ...] = ()
+
+    def __init__(self, rule: WritingRule, device: torch.device) -> None:
+        self.rule = rule.to(device)
+        self.table = rule.host_table
+        self.seen: dict[str, tuple[int, int]] = {}  # request id -> (state, tokens read)
+
+    def fill_defaults(self, int32_tensor: torch.Tensor) -> None:
+        int32_tensor.fill_(0)  # outside any marker
+
+    def prepare_tensor_args(self, requests_with_new_token) -> torch.Tensor:
+        states = [self.state_of(future.state) for future in requests_with_new_token]
+        return torch.tensor(states, dtype=torch.int32)
+
+    def state_of(self, request) -> int:
+        """The marker state after the tokens `request` has written (read once each)."""
+        state, read = self.seen.get(request.request_id, (0, 0))
+        tokens = request.generated_tokens
+        width = len(self.table[0])
+        for token in tokens[read:]:
+            # As `WritingRule.step`: an id past the vocabulary, or a banned step, restarts
+            # outside (the mask keeps both from being sampled).
+            state = self.table[state][token] if 0 <= token < width else 0
+            state = 0 if state == BANNED else state
+        self.seen[request.request_id] = (state, len(tokens))
+        return state
+
+    def __call__(self, scores: torch.Tensor, tensor_arg: torch.Tensor) -> torch.Tensor:
+        states = tensor_arg[: scores.shape[0]].to(scores.device, torch.long)
+        return scores.masked_fill(~self.rule.allowed(states, scores.shape[-1]), float("-inf"))
 
 
 def _banned_ids_on(manager, device: torch.device) -> None:

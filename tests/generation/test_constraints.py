@@ -174,3 +174,99 @@ def test_continuous_batching_applies_the_static_ban_itself(tiny_lm, monkeypatch)
         cb_logger.removeHandler(listener)
     assert all(texts[0] and not breaks_format(texts[0]) for texts in outputs)
     assert not any("SuppressTokensLogitsProcessor" in message for message in seen), seen
+
+
+@pytest.mark.parametrize("config", [GREEDY, DecodingConfig(per_prompt=4, seed=2)])
+def test_continuous_batching_enforces_the_whole_rule_without_a_second_pass(
+    tiny_lm, monkeypatch, config
+):
+    """Markers spelt over several tokens (`[`, `E`, `Q`, `]`) are banned inside continuous
+    batching itself: no prompt goes back to our loop, and nothing it writes breaks the rule."""
+    from generation.engines import continuous
+
+    def no_second_pass(*args, **kwargs):
+        raise AssertionError("continuous batching let a continuation break the rule")
+
+    monkeypatch.setattr(continuous, "generate_continuations", no_second_pass)
+    hook = _forced_to_break_the_format(tiny_lm)
+    try:
+        outputs = make_engine("continuous", lm=tiny_lm).generate(PROMPTS, [12, 12], config)
+    finally:
+        hook.remove()
+    texts = [text for texts in outputs for text in texts]
+    assert len(texts) == len(PROMPTS) * config.per_prompt
+    assert all(text and not breaks_format(text) for text in texts), texts
+
+
+class _Request:
+    def __init__(self, request_id: str, tokens: list[int]) -> None:
+        self.request_id, self.generated_tokens = request_id, tokens
+
+
+def test_the_rule_processor_reads_each_requests_new_tokens_once(tiny_lm):
+    from generation.engines.continuous import WritingRuleProcessor
+
+    tokenizer = tiny_lm.tokenizer
+    rule = writing_rule(tokenizer, frozenset(eos_token_ids(tiny_lm)))
+    processor = WritingRuleProcessor(rule, torch.device("cpu"))
+    opened = _ids(tokenizer, " so [")
+    assert advance("", tokenizer.decode(opened)) == "["
+    request = _Request("r1", list(opened))
+    assert processor.state_of(request) == MARKER_STATES.index("[")
+    request.generated_tokens += _ids(tokenizer, "ANSWER]")
+    assert processor.state_of(request) == 0  # the marker closed
+    assert processor.seen["r1"] == (0, len(request.generated_tokens))
+    # Another request starts outside, whatever the first one wrote.
+    assert processor.state_of(_Request("r2", [])) == 0
+    # Its mask: inside "[", only the allowed markers' next letters (or an end) may follow.
+    states = processor.prepare_tensor_args([type("F", (), {"state": _Request("r3", opened)})])
+    scores = processor(torch.zeros(1, rule.vocab_size), states)
+    assert torch.equal(
+        scores[0] > float("-inf"),
+        rule.allowed(torch.tensor([MARKER_STATES.index("[")]), rule.vocab_size)[0],
+    )
+
+
+class _FakeManager:
+    def __init__(self, asynchronous: bool) -> None:
+        from transformers.generation.continuous_batching.cb_logits_processors import (
+            ContinuousBatchingLogitsProcessorList,
+        )
+        from transformers.generation.logits_process import LogitsProcessorList
+
+        self.continuous_batching_config = type("C", (), {"use_async_batching": asynchronous})()
+        self.logit_processor = ContinuousBatchingLogitsProcessorList(LogitsProcessorList())
+        self.calls: list[str] = []
+
+    def start(self):
+        self.calls.append("start")
+
+    def stop(self, block, timeout):
+        self.calls.append("stop")
+
+    def destroy(self):
+        self.calls.append("destroy")
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_the_manager_gets_the_rule_unless_its_batching_is_asynchronous(tiny_lm, asynchronous):
+    from generation.engines.continuous import WritingRuleProcessor, _manager_running
+
+    manager = _FakeManager(asynchronous)
+    model = type("M", (), {"device": torch.device("cpu")})()
+    model.init_continuous_batching = lambda **options: manager
+    rule = writing_rule(tiny_lm.tokenizer, frozenset(eos_token_ids(tiny_lm)))
+    with (
+        pytest.raises(RuntimeError, match="the caller failed"),
+        _manager_running(model, None, None, None, rule),
+    ):
+        assert manager.calls == ["start"]
+        raise RuntimeError("the caller failed")
+    assert manager.calls == ["start", "stop", "destroy"]  # stopped even so
+    processors = manager.logit_processor
+    installed = [p for p in processors.logits_processor if isinstance(p, WritingRuleProcessor)]
+    # With asynchronous batching a request's last token is still on the device: the host
+    # cannot step its state, so only the static ban (suppress_tokens) applies.
+    assert len(installed) == (0 if asynchronous else 1)
+    assert processors.tensors_required == len(installed)
+    assert processors.do_processing is (not asynchronous)

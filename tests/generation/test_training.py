@@ -66,6 +66,19 @@ def _blanked(example: TrainingExample, x: str) -> str:
     return example.prompt[len(prefix) : -len(f" {SEP}")]
 
 
+def tiny_config(tmp_path_factory, output, **options) -> TrainingConfig:
+    """Training of the tiny GPT-2 on the CPU, fast enough for a test; `options` replace these."""
+    settings = {
+        "base_model": str(tiny_lm_directory(tmp_path_factory, "gpt2")),
+        "output": output,
+        "batch_size": 4,
+        "learning_rate": 5e-3,
+        "max_length": 64,
+        "device": "cpu",
+    }
+    return TrainingConfig(**{**settings, **options})
+
+
 @pytest.mark.parametrize("pair", PAIRS[:4], ids=lambda pair: pair.x_hat)
 def test_answers_filled_into_the_blanks_give_x_hat_back(parses, pair):
     examples = pair_examples(parses.parse(pair.x), parses.parse(pair.x_hat))
@@ -177,18 +190,9 @@ def test_training_without_usable_pairs_is_refused(tmp_path):
 def test_tiny_training_run_lowers_the_loss_and_saves_a_native_model(
     tmp_path_factory, tmp_path, one_torch_thread
 ):
-    base = tiny_lm_directory(tmp_path_factory, "gpt2")
     output = tmp_path / "out"
-    config = TrainingConfig(
-        base_model=str(base),
-        output=output,
-        epochs=3,
-        batch_size=4,
-        learning_rate=5e-3,
-        max_length=64,
-        device="cpu",
-        patience=3,  # three evaluations cannot run out of a patience of three
-    )
+    # Three evaluations cannot run out of a patience of three.
+    config = tiny_config(tmp_path_factory, output, epochs=3, patience=3)
 
     report = train(config, PAIRS, show_progress=False)
 
@@ -262,18 +266,14 @@ def test_training_stops_early_and_keeps_the_best_checkpoint(
 ):
     import random
 
-    base = tiny_lm_directory(tmp_path_factory, "gpt2")
     output = tmp_path / "out"
     # A learning rate far too high makes the held-out loss climb after the first steps.
-    config = TrainingConfig(
-        base_model=str(base),
-        output=output,
+    config = tiny_config(
+        tmp_path_factory,
+        output,
         epochs=20,
-        batch_size=4,
         learning_rate=3.0,
         warmup_ratio=0.0,
-        max_length=64,
-        device="cpu",
         eval_fraction=0.25,
         eval_every=1,
         patience=2,
@@ -312,19 +312,10 @@ class StepClock:
 def test_training_stops_at_the_time_limit_and_keeps_the_best_checkpoint(
     tmp_path_factory, tmp_path, one_torch_thread
 ):
-    base = tiny_lm_directory(tmp_path_factory, "gpt2")
     output = tmp_path / "out"
-    config = TrainingConfig(
-        base_model=str(base),
-        output=output,
-        epochs=50,  # far more steps than the limit allows
-        batch_size=4,
-        learning_rate=5e-3,
-        max_length=64,
-        device="cpu",
-        eval_every=3,
-        patience=100,
-        time_limit=8.0,
+    # Far more epochs than the limit allows, and a patience that never runs out.
+    config = tiny_config(
+        tmp_path_factory, output, epochs=50, eval_every=3, patience=100, time_limit=8.0
     )
 
     report = train(config, PAIRS, show_progress=False, clock=StepClock())
@@ -345,15 +336,7 @@ def test_training_stops_at_the_time_limit_and_keeps_the_best_checkpoint(
 def test_without_a_time_limit_the_clock_never_ends_training(
     tmp_path_factory, tmp_path, one_torch_thread
 ):
-    base = tiny_lm_directory(tmp_path_factory, "gpt2")
-    config = TrainingConfig(
-        base_model=str(base),
-        output=tmp_path / "out",
-        epochs=2,
-        batch_size=4,
-        max_length=64,
-        device="cpu",
-    )
+    config = tiny_config(tmp_path_factory, tmp_path / "out", epochs=2)
     clock = StepClock()
     clock.now = 1e9  # as if days had passed
 

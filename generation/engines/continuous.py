@@ -294,6 +294,8 @@ class WritingRuleProcessor(ContinuousBatchingLogitsProcessor):
 
     def __init__(self, rule: WritingRule, device: torch.device) -> None:
         self.rule = rule.to(device)
+        # Builds the rule's byte table now, not while a CUDA graph is being captured.
+        self.rule.allowed(torch.zeros(1, dtype=torch.long, device=device), 1)
         self.table = rule.host_table
         self.seen: dict[str, tuple[int, int]] = {}  # request id -> (state, tokens read)
 

@@ -209,6 +209,7 @@ def test_the_rule_processor_reads_each_requests_new_tokens_once(tiny_lm):
     tokenizer = tiny_lm.tokenizer
     rule = writing_rule(tokenizer, frozenset(eos_token_ids(tiny_lm)))
     processor = WritingRuleProcessor(rule, torch.device("cpu"))
+    assert "allowed_table" in vars(processor.rule)  # built before any CUDA graph capture
     opened = _ids(tokenizer, " so [")
     assert advance("", tokenizer.decode(opened)) == "["
     request = _Request("r1", list(opened))

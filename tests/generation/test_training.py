@@ -19,6 +19,7 @@ from generation.training import (
     _collate,
     _encode,
     _eval_loss,
+    _optimizer,
     add_polyjuice_tokens,
     build_examples,
     pair_examples,
@@ -233,6 +234,20 @@ def test_split_pairs_holds_out_whole_pairs_and_none_of_a_few():
     assert not set(train_pairs) & set(held_out)
     few, none = split_pairs(pairs[:9], 0.5, random.Random(0))  # below MIN_PAIRS_FOR_EVAL
     assert len(few) == 9 and none == []
+
+
+def test_the_optimizer_is_fused_adamw_with_warm_up_and_decay(tmp_path_factory, tmp_path):
+    config = tiny_config(tmp_path_factory, tmp_path / "out", learning_rate=1.0, warmup_ratio=0.1)
+    model = load_causal_lm(config.base_model, device="cpu").model
+    optimizer, scheduler = _optimizer(model, config, total_steps=20)
+    assert isinstance(optimizer, torch.optim.AdamW) and optimizer.defaults["fused"]
+    rates = []
+    for _ in range(20):
+        rates.append(scheduler.get_last_lr()[0])
+        optimizer.step()
+        scheduler.step()
+    assert rates[0] == pytest.approx(0.5) and rates[1] == pytest.approx(1.0)  # 2 warm-up steps
+    assert rates[2:] == sorted(rates[2:], reverse=True) and rates[-1] == pytest.approx(1 / 18)
 
 
 def test_early_stopping_counts_evaluations_since_the_best():

@@ -126,17 +126,24 @@ def test_train_on_every_pair_file_under_a_folder_ends_with_the_quality_table(
     assert (output / "cfannotate_training.json").is_file()
 
 
+def train_without_report(capsys, monkeypatch, tmp_path_factory, tmp_path, *options: str):
+    """`train --no-report` of the tiny model on a data folder without a dev split (fine
+    without the report, which must not run): (status, stdout, stderr lines)."""
+    data_folder(tmp_path / "data", dev=False)
+    monkeypatch.setattr(training_cli, "quality_table", pytest.fail)
+    return run_train(
+        capsys,
+        "--data", str(tmp_path / "data"), "--no-report", *options,
+        *tiny_options(tmp_path_factory, tmp_path / "model"),
+    )  # fmt: skip
+
+
 def test_no_report_skips_the_table_and_max_pairs_samples(
     tmp_path_factory, tmp_path, capsys, monkeypatch, one_torch_thread
 ):
-    data_folder(tmp_path / "data", dev=False)  # no dev split: fine without the report
-    monkeypatch.setattr(training_cli, "quality_table", pytest.fail)
-
-    status, out, err = run_train(
-        capsys,
-        "--data", str(tmp_path / "data"), "--no-report", "--max-pairs", "5",
-        *tiny_options(tmp_path_factory, tmp_path / "model"),
-    )  # fmt: skip
+    status, out, err = train_without_report(
+        capsys, monkeypatch, tmp_path_factory, tmp_path, "--max-pairs", "5"
+    )
 
     assert status == 0, err
     assert "5 pairs trained on" in out  # below ten pairs nothing is held out
@@ -188,7 +195,7 @@ def test_report_originals_must_be_positive(tmp_path, capsys):
     assert err == ["train: --report-originals must be at least 1"]
 
 
-@pytest.mark.parametrize("limit", ["0", "-1"])
+@pytest.mark.parametrize("limit", ["0", "-1", "nan"])
 def test_time_limit_must_be_positive(tmp_path, capsys, limit):
     status, _, err = run_train(
         capsys, "--data", str(tmp_path), "--output", "x", "--time-limit", limit
@@ -200,15 +207,10 @@ def test_time_limit_must_be_positive(tmp_path, capsys, limit):
 def test_a_time_limit_ends_training_and_says_so(
     tmp_path_factory, tmp_path, capsys, monkeypatch, one_torch_thread
 ):
-    data_folder(tmp_path / "data", dev=False)
-    monkeypatch.setattr(training_cli, "quality_table", pytest.fail)
     # A limit of 0.0001 minutes (6 ms) is past after the first step.
-
-    status, out, err = run_train(
-        capsys,
-        "--data", str(tmp_path / "data"), "--no-report", "--time-limit", "0.0001",
-        *tiny_options(tmp_path_factory, tmp_path / "model"),
-    )  # fmt: skip
+    status, out, err = train_without_report(
+        capsys, monkeypatch, tmp_path_factory, tmp_path, "--time-limit", "0.0001"
+    )
 
     assert status == 0, err
     stopped = "stopped at the time limit (0.0001 min) after 1 step; the best checkpoint was kept"

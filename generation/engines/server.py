@@ -19,6 +19,9 @@ Where servers differ, and how this engine copes:
   refusal.
 - stop sequences: some keep the stop text in the reply; continuations are cut here at the
   newline and after the needed [ANSWER] markers either way.
+- a list of prompts in one completions request: vLLM and SGLang take one (choices
+  numbered prompt by prompt); others refuse it or do not say. Only servers whose `/models`
+  listing names them get lists (see `ServerEngine`).
 - `top_k` is not part of the OpenAI API, and several servers refuse unknown fields, so
   the server's own default applies; temperature, top_p and the seed are sent.
 - beam search has no OpenAI-compatible form: asking for it is an error.
@@ -43,11 +46,11 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
 from transformers import AutoTokenizer
 
 from generation.decoding import DecodingConfig, PromptParts
 from generation.engines.base import ResultHook, ServerConfig
+from generation.engines.server_http import KeepAliveClient, Reply, TransportError
 from generation.models import default_model_directory
 from generation.tokens import ANSWER
 
@@ -68,6 +71,10 @@ _SEED_RANGE = 2**31
 _MAX_RETRY_AFTER = 60.0
 # Models named when the probe does not find the one asked for.
 _MODELS_SHOWN = 10
+# Servers that take a list of prompts in one completions request, by `owned_by`, and
+# how many prompts a request then carries.
+_LIST_SERVERS = {"vllm", "sglang"}
+PROMPTS_PER_REQUEST = 8
 # Which server a /models listing comes from, by its `owned_by`.
 _SERVER_KINDS = {"vllm": "vLLM", "sglang": "SGLang", "llamacpp": "llama.cpp", "openai": "OpenAI"}
 
@@ -123,18 +130,14 @@ class _Connection:
     failed batch does not sit out every other prompt's backoff.
     """
 
-    def __init__(self, config: ServerConfig, *, retries: int | None = None, pool: int = 1):
+    def __init__(self, config: ServerConfig, *, retries: int | None = None):
         self.config = config
         self.base = config.base_url.rstrip("/")
         self.retries = config.retries if retries is None else retries
         self.abort = threading.Event()
         self._key = config.api_key()
         headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
-        self._client = httpx.Client(
-            headers=headers,
-            timeout=config.timeout,
-            limits=httpx.Limits(max_connections=pool, max_keepalive_connections=pool),
-        )
+        self._client = KeepAliveClient(self.base, headers=headers, timeout=config.timeout)
 
     def __enter__(self) -> "_Connection":
         return self
@@ -194,19 +197,23 @@ class _Connection:
             server_message=failure.said or failure.text,
         )
 
+    def try_once(self, method: str, path: str, read: Callable[[Any], Any]) -> Any:
+        """`read(payload)` of one try's reply, or None if it failed for any reason."""
+        result, failure = self._attempt(method, path, None, read)
+        return None if failure else result
+
     def _attempt(
         self, method: str, path: str, body: dict | None, read: Callable[[Any], Any]
     ) -> "tuple[Any, _Failure | None]":
         """One try: (what `read` made of the reply, None), or (None, why it failed)."""
         try:
-            response = self._client.request(method, self.base + path, json=body)
-        except httpx.TimeoutException:
-            return None, _Failure(f"no answer within {self.config.timeout:g} s")
-        except httpx.ConnectError as error:
-            return None, _Failure(self._scrub(f"cannot connect ({error})"))
-        except httpx.RequestError as error:
-            reason = str(error) or type(error).__name__
-            return None, _Failure(self._scrub(f"the connection failed ({reason})"))
+            response = self._client.request(method, path, body)
+        except TransportError as error:
+            if error.kind == "timeout":
+                return None, _Failure(f"no answer within {self.config.timeout:g} s")
+            if error.kind == "connect":
+                return None, _Failure(self._scrub(f"cannot connect ({error.reason})"))
+            return None, _Failure(self._scrub(f"the connection failed ({error.reason})"))
         status = response.status_code
         if status >= 400:
             said = self._scrub(_server_message(response))
@@ -228,7 +235,7 @@ class _Connection:
         return text.replace(self._key, "***") if self._key else text
 
 
-def _server_message(response: httpx.Response) -> str:
+def _server_message(response: Reply) -> str:
     """What the server said about a failure: OpenAI's `error.message`, FastAPI's `detail`,
     TGI's `error`, else a short excerpt of the body."""
     try:
@@ -254,7 +261,7 @@ def _excerpt(text: str, limit: int = 200) -> str:
     return flat if len(flat) <= limit else flat[:limit] + "…"
 
 
-def _retry_after(response: httpx.Response) -> float:
+def _retry_after(response: Reply) -> float:
     """Seconds the server asked to wait before a retry (a numeric Retry-After), else 0."""
     try:
         return min(_MAX_RETRY_AFTER, max(0.0, float(response.headers.get("retry-after", 0))))
@@ -283,6 +290,43 @@ def _cut_after_answers(text: str, needed: int) -> str:
     if needed < 1 or len(pieces) <= needed:
         return text
     return ANSWER.join(pieces[:needed]) + ANSWER
+
+
+def _request_groups(budgets: list[int], needed: list[int], limit: int) -> list[list[int]]:
+    """Prompt indices in groups of at most `limit` consecutive prompts with the same token
+    budget and number of needed answers (one request's worth)."""
+    groups: list[list[int]] = []
+    for index, key in enumerate(zip(budgets, needed, strict=True)):
+        last = groups[-1] if groups else None
+        if last and len(last) < limit and (budgets[last[0]], needed[last[0]]) == key:
+            last.append(index)
+        else:
+            groups.append([index])
+    return groups
+
+
+def _indexed_texts(payload: Any) -> list[tuple[int, str]]:
+    """(index, text) of each choice of a completions reply."""
+    choices = payload["choices"]
+    if not isinstance(choices, list) or not choices:
+        raise ValueError("no choices")
+    pairs = [(int(choice["index"]), choice["text"]) for choice in choices]
+    if not all(isinstance(text, str) for _, text in pairs):
+        raise TypeError("a choice's text is not a string")
+    return pairs
+
+
+def _by_prompt(choices: list[tuple[int, str]], prompts: int, wanted: int) -> list[list[str]] | None:
+    """The choices of a reply to a list of prompts, by prompt: the OpenAI API numbers the
+    `wanted` choices of prompt i from i * wanted; a server that ignores `n` returns one
+    choice a prompt, numbered i. None when the numbering fits neither."""
+    indices = sorted(index for index, _ in choices)
+    texts = dict(choices)
+    if indices == list(range(prompts * wanted)):
+        return [[texts[i * wanted + j] for j in range(wanted)] for i in range(prompts)]
+    if wanted > 1 and indices == list(range(prompts)):
+        return [[texts[i]] for i in range(prompts)]  # the top-up asks for the rest
+    return None
 
 
 _TOKENIZERS: dict[str, object] = {}
@@ -323,6 +367,15 @@ class ServerEngine:
 
     At most `config.concurrency` requests are in flight; each prompt's continuations are
     reported through `on_result` (in the calling thread) as soon as they are all in.
+
+    Servers known to take a list of prompts in one completions request (vLLM and SGLang,
+    by the `owned_by` of the model in their `/models` listing, read once per engine) get up
+    to `PROMPTS_PER_REQUEST` prompts a request: the client and the server's HTTP front end
+    then handle an eighth of the requests, and the server still schedules every sequence
+    on its own. Only prompts with the same token budget share a request. Any other server,
+    and the chat API, get one prompt a request; so does a server that refuses a list or
+    answers one with choices that cannot be matched to its prompts (those prompts are
+    asked for again one by one).
     """
 
     name = "server"
@@ -332,6 +385,7 @@ class ServerEngine:
         self.model_name = config.model
         self.api = resolve_api(config)
         self._single_choice = False  # set once the server refuses `n`
+        self._batching: bool | None = None  # whether the server takes lists; None: not asked
 
     @property
     def tokenizer(self):
@@ -357,37 +411,108 @@ class ServerEngine:
         texts = [prompt.text if isinstance(prompt, PromptParts) else prompt for prompt in prompts]
         needed = answers_needed or [0] * len(prompts)
         results: list[list[str]] = [[] for _ in prompts]
-        workers = min(self.config.concurrency, len(prompts))
-        with (
-            _Connection(self.config, pool=workers) as connection,
-            ThreadPoolExecutor(workers, thread_name_prefix="inference-server") as pool,
-        ):
-            futures = {
-                pool.submit(
-                    self._continuations,
-                    connection,
-                    index,
-                    texts[index],
-                    max_new_tokens[index],
-                    needed[index],
-                    config,
-                    stop_at_newline,
-                ): index
-                for index in range(len(prompts))
-            }
-            try:
-                for future in as_completed(futures):
-                    index = futures[future]
-                    results[index] = future.result()
-                    if on_result:
-                        on_result(index, results[index])
-            except BaseException:
-                # Nothing half-written: stop the other prompts and let the caller discard all.
-                connection.abort.set()
-                for future in futures:
-                    future.cancel()
-                raise
+        with _Connection(self.config) as connection:
+            groups = _request_groups(max_new_tokens, needed, PROMPTS_PER_REQUEST)
+            if len(groups) < len(prompts) and not self._takes_lists(connection):
+                groups = [[index] for index in range(len(prompts))]
+            workers = min(self.config.concurrency, len(groups))
+            with ThreadPoolExecutor(workers, thread_name_prefix="inference-server") as pool:
+                futures = [
+                    pool.submit(
+                        self._group,
+                        connection,
+                        group,
+                        [texts[index] for index in group],
+                        max_new_tokens[group[0]],
+                        needed[group[0]],
+                        config,
+                        stop_at_newline,
+                    )
+                    for group in groups
+                ]
+                try:
+                    for future in as_completed(futures):
+                        for index, continuations in future.result().items():
+                            results[index] = continuations
+                            if on_result:
+                                on_result(index, continuations)
+                except BaseException:
+                    # Nothing half-written: stop the other prompts and let the caller discard all.
+                    connection.abort.set()
+                    for future in futures:
+                        future.cancel()
+                    raise
         return results
+
+    def _takes_lists(self, connection: "_Connection") -> bool:
+        """Whether the server takes a list of prompts (asked once, when prompts could share
+        a request: one try, no retries)."""
+        if self.api != "completions":
+            return False
+        if self._batching is None:
+            served = connection.try_once("GET", "/models", read=_listed_models) or {}
+            self._batching = served.get(self.config.model, "").lower() in _LIST_SERVERS
+            if self._batching:
+                logger.info("%s takes lists of prompts", connection.url(""))
+        return self._batching
+
+    def _group(
+        self,
+        connection: "_Connection",
+        indices: list[int],
+        prompts: list[str],
+        max_tokens: int,
+        needed: int,
+        config: DecodingConfig,
+        stop_at_newline: bool,
+    ) -> dict[int, list[str]]:
+        """The continuations of a group of prompts, by prompt index: one request for the
+        whole group when it has several prompts and the server takes lists; else (or when
+        the server cannot answer the list) one prompt at a time."""
+        drawn: list[list[str]] = [[] for _ in indices]
+        if len(indices) > 1 and self._batching:
+            listed = self._listed(
+                connection, indices[0], prompts, max_tokens, config, stop_at_newline
+            )
+            drawn = listed or drawn
+        return {
+            index: self._continuations(
+                connection, index, prompt, max_tokens, needed, config, stop_at_newline, drawn=first
+            )
+            for index, prompt, first in zip(indices, prompts, drawn, strict=True)
+        }
+
+    def _listed(
+        self,
+        connection: "_Connection",
+        first: int,
+        prompts: list[str],
+        max_tokens: int,
+        config: DecodingConfig,
+        stop_at_newline: bool,
+    ) -> list[list[str]] | None:
+        """Each prompt's continuations from one request with the list of prompts, or None
+        when the server refused the list or its choices cannot be told apart by prompt
+        (the server is then asked one prompt at a time from now on)."""
+        wanted = config.per_prompt if config.do_sample else 1
+        seed = None
+        if config.do_sample and config.seed is not None:
+            seed = (config.seed + first * config.per_prompt) % _SEED_RANGE
+        body = self._body(prompts, max_tokens, config, wanted, seed, stop_at_newline)
+        try:
+            choices = connection.request("POST", "/completions", body, read=_indexed_texts)
+        except InferenceServerError as error:
+            if error.status not in (400, 413, 422):
+                raise
+            choices = None
+        per_prompt = _by_prompt(choices, len(prompts), wanted) if choices else None
+        if per_prompt is None:
+            self._batching = False
+            logger.info(
+                "%s did not answer a list of prompts as expected; one prompt per request",
+                connection.url(""),
+            )
+        return per_prompt
 
     def _continuations(
         self,
@@ -398,15 +523,18 @@ class ServerEngine:
         needed: int,
         config: DecodingConfig,
         stop_at_newline: bool,
+        *,
+        drawn: list[str] | None = None,
     ) -> list[str]:
-        """One prompt's `per_prompt` continuations, asking again until enough choices came.
+        """One prompt's `per_prompt` continuations, asking again until enough choices came
+        (`drawn`: those already in, from a request for a list of prompts).
 
         Greedy decoding gives one text per prompt, asked for once and repeated. Each request
         gets its own seed (the run's seed, offset by prompt and by choices already drawn), so a
         server that honours seeds gives different samples, and the same ones in every run.
         """
         wanted = config.per_prompt if config.do_sample else 1
-        drawn: list[str] = []
+        drawn = list(drawn or [])
         while len(drawn) < wanted:
             choices = 1 if self._single_choice else wanted - len(drawn)
             seed = None
@@ -427,7 +555,7 @@ class ServerEngine:
 
     def _body(
         self,
-        prompt: str,
+        prompt: str | list[str],
         max_tokens: int,
         config: DecodingConfig,
         choices: int,

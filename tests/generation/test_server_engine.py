@@ -187,6 +187,145 @@ def test_no_more_requests_are_in_flight_than_the_concurrency():
     assert stub.most_in_flight == 2
 
 
+# --- several prompts a request (vLLM, SGLang) ---------------------------------------------
+
+
+def _list_server(owner: str = "vllm", choices_of=None):
+    """A server listing base-model as `owner`'s that answers a list of prompts as the OpenAI
+    API numbers it (prompt i's choice j at i * n + j), choices sent in reverse order;
+    `choices_of(prompts, n)` replaces the (index, text) pairs it sends for a list. One
+    prompt gets `n` choices " prompt/j"."""
+
+    def respond(received: Received) -> Reply:
+        if received.method == "GET":
+            return Reply(body=_listing("base-model", owner=owner))
+        body = received.body
+        prompts = body["prompt"] if isinstance(body["prompt"], list) else [body["prompt"]]
+        n = body.get("n", 1)
+        if not isinstance(body["prompt"], list):
+            return Reply(body=completion(*(text for _, text in _numbered(prompts, n))))
+        pairs = (choices_of or _numbered)(prompts, n)
+        return Reply(body={"choices": [{"index": i, "text": t} for i, t in reversed(pairs)]})
+
+    return respond
+
+
+def _numbered(prompts: list[str], n: int) -> list[tuple[int, str]]:
+    return [(i * n + j, f" {prompt}/{j}") for i, prompt in enumerate(prompts) for j in range(n)]
+
+
+def test_a_vllm_server_gets_up_to_eight_prompts_a_request():
+    reported: list[int] = []
+    with StubServer(_list_server()) as stub:
+        engine = ServerEngine(_config(stub.url))
+        prompts = [f"p{i}" for i in range(10)]
+
+        results = engine.generate(
+            prompts, [6] * 10, SAMPLE, on_result=lambda i, texts: reported.append(i)
+        )
+
+    assert results == [[f" p{i}/0", f" p{i}/1"] for i in range(10)]
+    assert sorted(reported) == list(range(10))
+    posted = sorted(stub.posted(), key=lambda body: body["seed"])
+    assert [body["prompt"] for body in posted] == [prompts[:8], prompts[8:]]
+    assert [(body["n"], body["max_tokens"]) for body in posted] == [(2, 6), (2, 6)]
+    assert [body["seed"] for body in posted] == [7, 7 + 8 * 2]  # offset as one by one
+    assert [r.method for r in stub.received].count("GET") == 1
+
+
+def test_only_prompts_with_the_same_budget_and_answers_share_a_request():
+    with StubServer(_list_server("sglang")) as stub:
+        engine = ServerEngine(_config(stub.url, concurrency=1))
+
+        engine.generate(
+            [f"p{i}" for i in range(6)], [5, 5, 9, 9, 9, 9], SAMPLE, answers_needed=[0] * 5 + [1]
+        )
+
+    assert [body["prompt"] for body in stub.posted()] == [["p0", "p1"], ["p2", "p3", "p4"], "p5"]
+
+
+def test_greedy_decoding_asks_for_a_list_once_and_repeats_each_text():
+    with StubServer(_list_server()) as stub:
+        engine = ServerEngine(_config(stub.url))
+
+        results = engine.generate(["a", "b"], [4, 4], DecodingConfig(do_sample=False, per_prompt=3))
+
+    assert results == [[" a/0"] * 3, [" b/0"] * 3]
+    (body,) = stub.posted()
+    assert body["temperature"] == 0.0 and "n" not in body and "seed" not in body
+
+
+@pytest.mark.parametrize("owner", ["llamacpp", "openai", ""])
+def test_other_servers_get_one_prompt_a_request_and_are_asked_once(owner):
+    with StubServer(_list_server(owner)) as stub:
+        engine = ServerEngine(_config(stub.url))
+
+        first = engine.generate(["a", "b", "c"], [4] * 3, SAMPLE)
+        engine.generate(["d", "e"], [4] * 2, SAMPLE)
+
+    assert first == [[" a/0", " a/1"], [" b/0", " b/1"], [" c/0", " c/1"]]
+    assert all(isinstance(body["prompt"], str) for body in stub.posted())
+    assert [r.method for r in stub.received].count("GET") == 1
+
+
+def test_the_chat_api_never_sends_a_list():
+    def chat(received: Received) -> Reply:
+        if received.method == "GET":
+            return Reply(body=_listing("base-model"))
+        return Reply(body=chat_completion(" x", " y"))
+
+    with StubServer(chat) as stub:
+        ServerEngine(_config(stub.url, api="chat")).generate(["a", "b"], [4, 4], SAMPLE)
+
+    assert [r.method for r in stub.received] == ["POST", "POST"]
+
+
+def test_a_refused_list_is_asked_for_one_prompt_at_a_time_from_then_on():
+    def no_lists(received: Received) -> Reply:
+        if received.method == "POST" and isinstance(received.body["prompt"], list):
+            return Reply(400, error("prompt must be a string."))
+        return _list_server()(received)
+
+    with StubServer(no_lists) as stub:
+        engine = ServerEngine(_config(stub.url, concurrency=1))
+
+        first = engine.generate(["a", "b", "c"], [4] * 3, SAMPLE)
+        second = engine.generate(["d", "e"], [4] * 2, SAMPLE)
+
+    assert first == [[" a/0", " a/1"], [" b/0", " b/1"], [" c/0", " c/1"]]
+    assert second == [[" d/0", " d/1"], [" e/0", " e/1"]]
+    lists = [body for body in stub.posted() if isinstance(body["prompt"], list)]
+    assert len(lists) == 1 and len(stub.posted()) == 1 + 5
+
+
+def test_choices_that_cannot_be_told_apart_by_prompt_are_asked_for_one_by_one():
+    def skewed(prompts: list[str], n: int) -> list[tuple[int, str]]:
+        return [(i, f" which {i}") for i in range(len(prompts) * n + 1)]  # one too many
+
+    with StubServer(_list_server(choices_of=skewed)) as stub:
+        results = ServerEngine(_config(stub.url)).generate(["a", "b"], [4, 4], SAMPLE)
+
+    assert results == [[" a/0", " a/1"], [" b/0", " b/1"]]
+    assert [body["prompt"] for body in stub.posted()] == [["a", "b"], "a", "b"]
+
+
+def test_a_list_server_that_ignores_n_has_each_prompts_choices_topped_up():
+    def one_each(prompts: list[str], n: int) -> list[tuple[int, str]]:
+        return [(i, f" {prompt}/first") for i, prompt in enumerate(prompts)]
+
+    with StubServer(_list_server(choices_of=one_each)) as stub:
+        results = ServerEngine(_config(stub.url, concurrency=1)).generate(
+            ["a", "b"], [4, 4], DecodingConfig(per_prompt=3, seed=7)
+        )
+
+    assert results == [[" a/first", " a/0", " a/1"], [" b/first", " b/0", " b/1"]]
+    tops = stub.posted()[1:]
+    assert [(body["prompt"], body["n"], body["seed"]) for body in tops] == [
+        ("a", 2, 8),
+        ("b", 2, 11),
+    ]
+
+
 def test_make_engine_builds_the_server_engine():
     engine = make_engine("server", server=_config("http://127.0.0.1:1/v1", model="m"))
 

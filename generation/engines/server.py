@@ -306,11 +306,12 @@ def _request_groups(budgets: list[int], needed: list[int], limit: int) -> list[l
 
 
 def _indexed_texts(payload: Any) -> list[tuple[int, str]]:
-    """(index, text) of each choice of a completions reply."""
+    """(index, text) of each choice of a completions reply (a choice without an index has
+    its place in the list)."""
     choices = payload["choices"]
     if not isinstance(choices, list) or not choices:
         raise ValueError("no choices")
-    pairs = [(int(choice["index"]), choice["text"]) for choice in choices]
+    pairs = [(int(choice.get("index", at)), choice["text"]) for at, choice in enumerate(choices)]
     if not all(isinstance(text, str) for _, text in pairs):
         raise TypeError("a choice's text is not a string")
     return pairs

@@ -309,6 +309,21 @@ def test_choices_that_cannot_be_told_apart_by_prompt_are_asked_for_one_by_one():
     assert [body["prompt"] for body in stub.posted()] == [["a", "b"], "a", "b"]
 
 
+def test_choices_without_an_index_are_read_in_their_order():
+    def unnumbered(received: Received) -> Reply:
+        if received.method == "GET":
+            return Reply(body=_listing("base-model"))
+        prompts = received.body["prompt"]
+        return Reply(body={"choices": [{"text": f" {p}/{j}"} for p in prompts for j in range(2)]})
+
+    with StubServer(unnumbered) as stub:
+        results = ServerEngine(_config(stub.url)).generate(["a", "b"], [4, 4], SAMPLE)
+
+    for reply in stub.posted():
+        assert isinstance(reply["prompt"], list)
+    assert results == [[" a/0", " a/1"], [" b/0", " b/1"]]
+
+
 def test_a_list_server_that_ignores_n_has_each_prompts_choices_topped_up():
     def one_each(prompts: list[str], n: int) -> list[tuple[int, str]]:
         return [(i, f" {prompt}/first") for i, prompt in enumerate(prompts)]

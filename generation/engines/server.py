@@ -137,7 +137,13 @@ class _Connection:
         self.abort = threading.Event()
         self._key = config.api_key()
         headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
-        self._client = KeepAliveClient(self.base, headers=headers, timeout=config.timeout)
+        try:
+            self._client = KeepAliveClient(self.base, headers=headers, timeout=config.timeout)
+        except ValueError:
+            raise InferenceServerError(
+                f"{public_url(self.base)!r} is not an inference server URL: it needs "
+                "http:// or https:// and a host, e.g. http://gpu-box:8000/v1."
+            ) from None
 
     def __enter__(self) -> "_Connection":
         return self

@@ -28,14 +28,18 @@ def test_the_server_answers_lists_only_when_it_says_it_is_vllms():
             assert ours(server.url, prompts, concurrency=2) > 0
 
 
-def test_the_script_prints_every_client_and_its_result_line():
-    run = subprocess.run(
-        [sys.executable, "bench/server_client.py", "--prompts", "40", "--concurrency", "4"],
+def _script(*options: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "bench/server_client.py", *options],
         cwd=REPO,
         capture_output=True,
         text=True,
         timeout=300,
     )
+
+
+def test_the_script_prints_every_client_and_its_result_line():
+    run = _script("--prompts", "40", "--concurrency", "4")
 
     assert run.returncode == 0, run.stderr
     for label in ("ours, one prompt a request", "httpx shared client", "bare http.client", "lists"):
@@ -50,13 +54,7 @@ def test_the_script_prints_every_client_and_its_result_line():
 
 
 def test_bad_sizes_are_refused_with_one_line():
-    run = subprocess.run(
-        [sys.executable, "bench/server_client.py", "--prompts", "0"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    run = _script("--prompts", "0")
 
     assert run.returncode == 2
     assert "--prompts and --concurrency must be at least 1" in run.stderr

@@ -646,6 +646,14 @@ def test_probe_points_at_the_url_when_nothing_answers_there():
         probe(_config(stub.url.removesuffix("/v1")))
 
 
+@pytest.mark.parametrize("url", ["http:///v1", "https://"])
+def test_a_url_without_a_host_is_refused_with_an_example(url):
+    with pytest.raises(InferenceServerError, match="is not an inference server URL"):
+        probe(_config(url))
+    with pytest.raises(InferenceServerError, match=r"e\.g\. http://gpu-box:8000/v1"):
+        ServerEngine(_config(url)).generate(["p"], [4], SAMPLE)
+
+
 def test_probe_refuses_a_url_where_no_server_listens():
     url = f"http://127.0.0.1:{free_port()}/v1"
     started = time.perf_counter()

@@ -14,7 +14,7 @@ Everything runs in this process on the same model, originals and settings:
   sampling and budgets, decoding only (no parsing, no annotation): the `ceiling_ratio`
   is our sequences per second end to end over its sequences per second.
 
-    python bench/generation.py --quick            # ~3 minutes on 2 CPU cores, with a server
+    python bench/generation.py --quick            # ~15 minutes on 2 CPU cores, with a server
     python bench/generation.py --originals 344 --device cuda --batch-size 512
     python bench/generation.py --backend server --base-url http://gpu:8000/v1 --model NAME
     python bench/generation.py --start-server     # also through `transformers serve`
@@ -268,7 +268,12 @@ def start_loopback_server(model: str, device: str):
 def arguments() -> argparse.Namespace:
     """The command line, with `--quick`'s sizes applied."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="Small run, ~2 minutes on CPU.")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="Small run, ~15 minutes on 2 CPU cores (6 of them through `transformers serve`, "
+        "which answers one request at a time on CPU).",
+    )
     parser.add_argument("--originals", type=int, default=24)
     parser.add_argument(
         "--baseline-originals",

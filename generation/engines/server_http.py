@@ -91,29 +91,22 @@ class KeepAliveClient:
         """
         payload = None if body is None else json.dumps(body).encode()
         target = self._target(path)
-        connection = getattr(self._local, "connection", None)
-        fresh = connection is None
-        if fresh:
-            connection = self._open()
-        try:
-            return self._exchange(connection, method, target, payload)
-        except _STALE as error:
-            self._drop(connection)
+        for attempt in range(2):
+            connection = getattr(self._local, "connection", None)
+            fresh = connection is None
             if fresh:
-                raise TransportError("request", _reason(error)) from None
-        except TransportError:
-            self._drop(connection)
-            raise
-        # The server had closed the kept-alive connection: once more on a new one.
-        connection = self._open()
-        try:
-            return self._exchange(connection, method, target, payload)
-        except _STALE as error:
-            self._drop(connection)
-            raise TransportError("request", _reason(error)) from None
-        except TransportError:
-            self._drop(connection)
-            raise
+                connection = self._open()
+            try:
+                return self._exchange(connection, method, target, payload)
+            except _STALE as error:
+                self._drop(connection)
+                if fresh or attempt:
+                    raise TransportError("request", _reason(error)) from None
+                # The server had closed the kept-alive connection: once more on a new one.
+            except TransportError:
+                self._drop(connection)
+                raise
+        raise AssertionError("unreachable: the second attempt returns or raises")
 
     def close(self) -> None:
         """Close every thread's connection."""

@@ -36,6 +36,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from generation import annotation_pool  # noqa: E402
+from generation.annotation_pool import default_workers  # noqa: E402
 from generation.blanks import blanked_text, random_blank_sets  # noqa: E402
 from generation.control_codes import detect_code  # noqa: E402
 from generation.decoding import DecodingConfig, StopWhenAnswered, newline_token_ids  # noqa: E402
@@ -45,7 +47,7 @@ from generation.engines.continuous import ATTENTIONS, ContinuousEngine  # noqa: 
 from generation.fluency import FluencyItem, fluency_scores  # noqa: E402
 from generation.metrics import embedding_distances, self_bleu, token_levenshtein  # noqa: E402
 from generation.models import DEFAULT_MODEL, load_causal_lm  # noqa: E402
-from generation.parsing import ParseCache, load_nlp  # noqa: E402
+from generation.parsing import SPACY_MODEL, ParseCache, load_nlp  # noqa: E402
 from generation.pipeline import PipelineSettings, run_polyjuice  # noqa: E402
 from generation.polyjuice import PerturbTarget, PolyjuiceSettings, answer_budgets  # noqa: E402
 from generation.precision import add_dtype_argument  # noqa: E402
@@ -424,6 +426,18 @@ def batching_overrides(text: str) -> dict:
     return settings
 
 
+def annotation_pool_start() -> None:
+    """Start the annotation workers and wait for them, before any engine is timed.
+
+    A run starts them as decoding begins, but they are kept for the life of the process:
+    without this the first engine measured pays their start and the others do not
+    (2026-11-27, H100: 7.9 s of the first engine's 20.0 s, against 0.1 s for the next)."""
+    workers = default_workers()
+    if workers:
+        for ready in annotation_pool.warm(workers=workers, model=SPACY_MODEL):
+            ready.result()
+
+
 def engine_measure(label: str, engine, texts, settings: PipelineSettings, fluency_lm):
     """Our pipeline on one engine, warmed once, then timed and printed: (figures, result)."""
     # Warm each engine once (CUDA kernels and graphs, tokenizer caches, the server).
@@ -553,6 +567,7 @@ def main() -> int:
     settings = pipeline_settings(args)
 
     # 2. Ours on every engine; the headline is the engine a campaign gets by default.
+    annotation_pool_start()
     figures, results = engines_measure(args, texts, settings, lm, fluency_lm)
     main_name = main_engine(figures, lm)
     ours = figures[main_name]

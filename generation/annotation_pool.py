@@ -62,10 +62,13 @@ def annotation_nlp(model: str = SPACY_MODEL) -> Language:
 
 
 def default_workers() -> int:
-    """Worker processes when none are asked for: the environment's choice, else up to 4."""
+    """Worker processes when none are asked for: the environment's choice, else up to 4,
+    or half the cores on a machine with more than 8 (a GPU machine's decoding can finish
+    thousands of candidates at once, and four workers then keep it waiting)."""
     value = os.environ.get(WORKERS_VARIABLE, "").strip()
     if not value:
-        return min(MAX_WORKERS_BY_DEFAULT, os.cpu_count() or 1)
+        cores = os.cpu_count() or 1
+        return min(max(MAX_WORKERS_BY_DEFAULT, cores // 2), cores)
     try:
         workers = int(value)
     except ValueError:
@@ -137,6 +140,11 @@ def _annotate_chunk(pairs: list[Pair]) -> list[PairAnnotation]:
     )
 
 
+def _ready() -> bool:
+    """A task that only waits for the worker's start (its spaCy pipeline loaded)."""
+    return _worker_nlp is not None
+
+
 # --- In the main process -----------------------------------------------------------
 
 _pool: ProcessPoolExecutor | None = None
@@ -168,13 +176,27 @@ def _executor(workers: int, model: str) -> ProcessPoolExecutor:
 
 def submit(pairs: list[Pair], *, workers: int, model: str) -> Future:
     """Send one chunk of pairs to a worker; the future holds its `PairAnnotation`s."""
+    return submit_call(_annotate_chunk, pairs, workers=workers, model=model)
+
+
+def submit_call(function: Callable, *args, workers: int, model: str) -> Future:
+    """`function(*args)` in a worker of the pool of `workers` processes for `model`."""
     with _pool_lock:
         try:
-            return _executor(workers, model).submit(_annotate_chunk, pairs)
+            return _executor(workers, model).submit(function, *args)
         except BrokenProcessPool:
             # A worker died in an earlier run: start again with a fresh pool.
             _stop_pool(cancel=True)
-            return _executor(workers, model).submit(_annotate_chunk, pairs)
+            return _executor(workers, model).submit(function, *args)
+
+
+def warm(*, workers: int, model: str) -> list[Future]:
+    """Start the pool's `workers` processes now (each loads spaCy as it starts) without
+    waiting for them; the futures are done when they are. A run that knows it will send
+    work calls this before decoding, so the start overlaps decoding instead of following
+    it (with continuous batching most candidates come at the end)."""
+    # One task per worker: the executor starts a process for each task no idle one takes.
+    return [submit_call(_ready, workers=workers, model=model) for _ in range(workers)]
 
 
 def shutdown(*, wait: bool = True) -> None:

@@ -139,6 +139,7 @@ def run_polyjuice(
         parses=parses,
         progress=progress.update,
         on_candidates=annotator.add,
+        on_decoding=annotator.expect,
     )
     progress.close()
     seconds["generate"] = time.perf_counter() - mark

@@ -261,13 +261,15 @@ def polyjuice_generate(
     parses: ParseCache,
     progress: Callable[[int], None] | None = None,
     on_candidates: Callable[[list[CandidateRecord]], None] | None = None,
+    on_decoding: Callable[[int], None] | None = None,
 ) -> PolyjuiceRun:
     """Raw candidates for every target, from one batched decoding pass over all prompts.
 
     Decoding runs on `engine`, or on the engine the settings name over `lm`.
     `on_candidates` receives each prompt's parsed candidates as soon as the engine
     finishes that prompt (for annotation that overlaps decoding); the returned run
-    holds them all in prompt order.
+    holds them all in prompt order. `on_decoding` receives the number of continuations
+    about to be decoded, before decoding starts.
     """
     engine = engine or make_engine(settings.engine, lm=lm, server=settings.server)
     strategy = strategy_for(settings.strategy, engine.tokenizer, str(engine.model_name))
@@ -300,6 +302,8 @@ def polyjuice_generate(
         on_candidates=on_candidates,
         progress=progress,
     )
+    if on_decoding:
+        on_decoding(len(prompts) * settings.decoding.per_prompt)
     outputs = engine.generate(
         prompts,
         budgets,

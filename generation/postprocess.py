@@ -148,6 +148,12 @@ class Annotator:
         self._pooled = False  # whether any chunk went to the pool
         self._done: dict[tuple[str, str], PairAnnotation] = {}  # by (original key, text)
 
+    def expect(self, sequences: int) -> None:
+        """Decoding of `sequences` continuations is about to start: when that is enough to
+        need the pool, start its workers now, so that they load while decoding runs."""
+        if self.workers and self.parses.model is not None and sequences >= self.POOL_MIN_PAIRS:
+            annotation_pool.warm(workers=self.workers, model=self.parses.model)
+
     def add(self, records: list[CandidateRecord]) -> None:
         """Queue records for the CPU work (parse, edit, code, relationship); returns at
         once when workers > 0."""

@@ -114,6 +114,9 @@ class TrainingReport:
     stopped_early: bool = False  # the held-out loss stopped improving
     out_of_time: bool = False  # the time limit ended training
     seconds: float = 0.0
+    # Where `seconds` went: "prepare" (prompts, model, tokens, the first held-out loss),
+    # "steps" (the optimizer steps) and "evaluate" (held-out losses and saves).
+    phases: dict[str, float] = field(default_factory=dict)
     output: str = ""
     sources: dict[str, int] = field(default_factory=dict)  # pairs per data source
     config: dict = field(default_factory=dict)
@@ -312,7 +315,7 @@ def train(
     """
     from generation.models import load_causal_lm
 
-    started = clock()
+    started, wall_started = clock(), time.perf_counter()  # `clock` may be a test's
     rng = random.Random(config.seed)
     torch.manual_seed(config.seed)
 
@@ -359,15 +362,20 @@ def train(
     )
     report.eval_loss_before = _eval_loss(model, eval_batches, device)
 
+    report.phases["prepare"] = time.perf_counter() - wall_started
+
     # 3. Train, evaluating on the held-out prompts and saving each better checkpoint.
     deadline = started + config.time_limit if config.time_limit else None
     loop = _TrainingLoop(config, model, eval_batches, pad_id, device, report, deadline, clock)
+    mark = time.perf_counter()
     loop.run(
         train_items,
         rng,
         save=lambda: _save(model, tokenizer, config.output),
         show_progress=show_progress,
     )
+    report.phases["evaluate"] = loop.evaluating
+    report.phases["steps"] = time.perf_counter() - mark - loop.evaluating
     if report.best_step is None:  # no held-out split: the last weights are the model
         _save(model, tokenizer, config.output)
     else:
@@ -392,6 +400,7 @@ class _TrainingLoop:
         self.stopping = EarlyStopping(config.patience, config.min_delta)
         self.steps_per_epoch = 1
         self.bar = None
+        self.evaluating = 0.0  # seconds spent in held-out evaluations and saves
 
     def run(self, train_items: list[dict], rng: random.Random, *, save, show_progress) -> None:
         config, report = self.config, self.report
@@ -443,6 +452,13 @@ class _TrainingLoop:
         return self.report.steps % every == 0
 
     def _evaluate(self, save) -> None:
+        mark = time.perf_counter()
+        try:
+            self._evaluate_now(save)
+        finally:
+            self.evaluating += time.perf_counter() - mark
+
+    def _evaluate_now(self, save) -> None:
         loss = _eval_loss(self.model, self.eval_batches, self.device)
         self.model.train()
         if loss is None:  # no held-out prompts

@@ -99,6 +99,14 @@ def training_summary(report: TrainingReport) -> str:
         lines.append(
             f"stopped at the time limit ({limit:g} min) after {steps}; the best checkpoint was kept"
         )
+    phases = report.phases
+    if phases:
+        pace = f" ({report.steps / phases['steps']:.1f} steps/s)" if phases.get("steps") else ""
+        lines.append(
+            f"seconds: prepare {phases.get('prepare', 0):.1f}, "
+            f"steps {phases.get('steps', 0):.1f}{pace}, "
+            f"evaluate and save {phases.get('evaluate', 0):.1f}"
+        )
     lines.append(f"model saved to {report.output}")
     return "\n".join(lines)
 

@@ -11,7 +11,8 @@ which gives the text an early stop would have given.
 
 What the model may write (`generation.constraints`) is a per-row automaton. Continuous
 batching builds its processors from the generation config, which carries the static part
-(`suppress_tokens`: every id banned in every state); the engine adds the rest before the
+(`suppress_tokens`: every id banned in every state, which the engine applies as one masked
+fill, `BannedIdsMask`, that CUDA graphs can capture); the engine adds the rest before the
 manager starts (`WritingRuleProcessor`: each request's state, read from the tokens it
 has written, masks its next token), so a marker spelt over several tokens (`[`, `E`, `Q`,
 `]`) cannot be written either. Before, one prompt in three of the benchmark's broke the
@@ -40,7 +41,7 @@ from transformers.generation.continuous_batching.cb_logits_processors import (
     ContinuousBatchingLogitsProcessor,
 )
 from transformers.generation.continuous_batching.utils import WorkloadHints
-from transformers.generation.logits_process import SuppressTokensLogitsProcessor
+from transformers.generation.logits_process import LogitsProcessor, SuppressTokensLogitsProcessor
 
 from generation.constraints import BANNED, WritingRule, breaks_format, writing_rule
 from generation.decoding import (
@@ -260,7 +261,7 @@ def _manager_running(model, generation_config, batching, hints, rule: WritingRul
         workload_hints=hints,
     )
     try:
-        _banned_ids_on(manager, model.device)
+        _banned_ids_masked(manager, _logits_width(model), model.device)
         if not manager.continuous_batching_config.use_async_batching:
             _processor_first(manager, WritingRuleProcessor(rule, model.device))
         manager.start()
@@ -324,17 +325,46 @@ class WritingRuleProcessor(ContinuousBatchingLogitsProcessor):
         return scores.masked_fill(~self.rule.allowed(states, scores.shape[-1]), float("-inf"))
 
 
-def _banned_ids_on(manager, device: torch.device) -> None:
-    """Moves the suppress-tokens processor's banned ids to `device` before decoding starts.
+class BannedIdsMask(LogitsProcessor):
+    """The suppress-tokens processor's work as one masked fill: a (vocab,) bool mask on the
+    model's device, made before decoding starts.
 
-    Continuous batching builds its processors without a device, so the ids stay on the CPU
-    and every step copies them to the GPU: a copy from pageable memory that waits for the
-    GPU's queue, and one that CUDA-graph capture refuses. Other processors are left alone
-    (some keep their per-request arguments on the CPU on purpose)."""
-    processors = getattr(getattr(manager, "logit_processor", None), "logits_processor", ())
-    for processor in processors:
+    transformers' `SuppressTokensLogitsProcessor` calls `torch.isin` at every step, which on
+    CUDA sorts and counts on the device and waits for the answer; CUDA-graph capture
+    refuses that wait, so continuous batching with graphs failed on its first step (H100,
+    2026-11-27: "operation not permitted when stream is capturing"). A masked fill with a
+    tensor made beforehand is one kernel and captures."""
+
+    def __init__(self, banned: torch.Tensor, width: int, device: torch.device) -> None:
+        ids = banned.to("cpu", torch.long)
+        ids = ids[(ids >= 0) & (ids < width)]  # ids past the logits are never written anyway
+        mask = torch.zeros(width, dtype=torch.bool)
+        mask[ids] = True
+        self.mask = mask.to(device)
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        width = scores.shape[-1]
+        mask = self.mask
+        if width != mask.shape[0]:  # shapes are known when a graph is captured: no wait
+            mask = torch.nn.functional.pad(mask[:width], (0, max(0, width - mask.shape[0])))
+        return scores.masked_fill(mask, float("-inf"))
+
+
+def _banned_ids_masked(manager, width: int, device: torch.device) -> None:
+    """Replaces the manager's suppress-tokens processors by `BannedIdsMask`s of `width`
+    columns on `device`, before decoding starts. Other processors are left alone (some keep
+    their per-request arguments on the CPU on purpose)."""
+    processors = getattr(getattr(manager, "logit_processor", None), "logits_processor", None)
+    for position, processor in enumerate(processors or ()):
         if isinstance(processor, SuppressTokensLogitsProcessor):
-            processor.suppress_tokens = processor.suppress_tokens.to(device)
+            processors[position] = BannedIdsMask(processor.suppress_tokens, width, device)
+
+
+def _logits_width(model) -> int:
+    """Columns of the model's logits: its output embedding's rows (the config's vocabulary
+    size for a model without one)."""
+    head = model.get_output_embeddings()
+    return int(head.weight.shape[0]) if head is not None else int(model.config.vocab_size)
 
 
 def _requests_add(

@@ -209,7 +209,48 @@ def test_default_workers_come_from_the_environment(monkeypatch):
     monkeypatch.setenv(annotation_pool.WORKERS_VARIABLE, "0")
     assert default_workers() == 0
     monkeypatch.delenv(annotation_pool.WORKERS_VARIABLE)
-    assert default_workers() == min(4, os.cpu_count() or 1)
+    # Up to 4, or half the cores of a bigger machine (a GPU machine's 16: 8).
+    for cores, workers in [(None, 1), (1, 1), (2, 2), (8, 4), (12, 6), (16, 8), (64, 32)]:
+        monkeypatch.setattr(annotation_pool.os, "cpu_count", lambda cores=cores: cores)
+        assert default_workers() == workers, cores
+    monkeypatch.undo()
     monkeypatch.setenv(annotation_pool.WORKERS_VARIABLE, "many")
     with pytest.raises(ValueError, match="CFANNOTATE_ANNOTATION_WORKERS must be a whole number"):
         default_workers()
+
+
+def test_warm_starts_every_worker_before_any_work(pool):
+    annotation_pool.shutdown()
+
+    ready = annotation_pool.warm(workers=pool, model=annotation_pool.SPACY_MODEL)
+
+    assert [future.result(timeout=120) for future in ready] == [True] * pool
+    assert len(annotation_pool._pool._processes) == pool
+
+
+@pytest.mark.parametrize(
+    ("workers", "sequences", "started"),
+    [
+        (2, Annotator.POOL_MIN_PAIRS, True),
+        (2, Annotator.POOL_MIN_PAIRS - 1, False),
+        (0, 999, False),
+    ],
+)
+def test_expect_starts_the_pool_only_for_a_run_that_will_use_it(
+    parses, monkeypatch, workers, sequences, started
+):
+    calls = []
+    monkeypatch.setattr(annotation_pool, "warm", lambda **kwargs: calls.append(kwargs))
+
+    Annotator(ORIGINALS, parses=parses, workers=workers).expect(sequences)
+
+    assert calls == ([{"workers": workers, "model": parses.model}] if started else [])
+
+
+def test_expect_leaves_a_pipeline_passed_in_alone(monkeypatch):
+    calls = []
+    monkeypatch.setattr(annotation_pool, "warm", lambda **kwargs: calls.append(kwargs))
+
+    Annotator(ORIGINALS, parses=ParseCache(load_nlp()), workers=2).expect(10_000)
+
+    assert calls == []

@@ -256,6 +256,7 @@ def test_the_manager_gets_the_rule_unless_its_batching_is_asynchronous(tiny_lm, 
     manager = _FakeManager(asynchronous)
     model = type("M", (), {"device": torch.device("cpu")})()
     model.init_continuous_batching = lambda **options: manager
+    model.get_output_embeddings = tiny_lm.model.get_output_embeddings
     rule = writing_rule(tiny_lm.tokenizer, frozenset(eos_token_ids(tiny_lm)))
     with (
         pytest.raises(RuntimeError, match="the caller failed"),

@@ -182,8 +182,26 @@ def test_a_workload_larger_than_the_cache_waits_for_pages(tiny_lm, monkeypatch):
     assert squeezed == make_engine("loop", lm=tiny_lm).generate(PROMPTS, budgets, GREEDY)
 
 
-def test_banned_ids_go_to_the_model_device_before_decoding():
-    """Else every GPU step copies them from pageable memory (and CUDA graphs refuse the copy)."""
+@pytest.mark.parametrize("width", [12, 10, 16])
+def test_banned_ids_mask_masks_what_suppress_tokens_masks(width):
+    """The capture-safe mask gives the suppress-tokens processor's scores, also when the
+    logits are narrower or wider than the mask (ids past the logits are dropped)."""
+    from transformers.generation.logits_process import SuppressTokensLogitsProcessor
+
+    from generation.engines.continuous import BannedIdsMask
+
+    banned = [0, 3, 5, 11, 40]
+    mask = BannedIdsMask(torch.tensor(banned), 12, torch.device("cpu"))
+    scores = torch.randn(4, width, generator=torch.Generator().manual_seed(width))
+    expected = SuppressTokensLogitsProcessor(banned)(torch.zeros(4, 1, dtype=torch.long), scores)
+    got = mask(torch.zeros(4, 1, dtype=torch.long), scores)
+    assert torch.equal(got, expected)
+    assert torch.isinf(got[:, [i for i in banned if i < min(width, 12)]]).all()
+
+
+def test_suppress_tokens_is_replaced_by_the_mask_on_the_model_device():
+    """Before decoding starts: transformers' processor calls `torch.isin` each step, which
+    waits on the GPU and which CUDA-graph capture refuses (H100, 2026-11-27)."""
     from types import SimpleNamespace
 
     from transformers.generation.logits_process import (
@@ -192,11 +210,36 @@ def test_banned_ids_go_to_the_model_device_before_decoding():
         TemperatureLogitsWarper,
     )
 
-    from generation.engines.continuous import _banned_ids_on
+    from generation.engines.continuous import BannedIdsMask, _banned_ids_masked
 
-    banned = SuppressTokensLogitsProcessor([3, 5])
-    processors = LogitsProcessorList([TemperatureLogitsWarper(0.7), banned])
+    temperature = TemperatureLogitsWarper(0.7)
+    processors = LogitsProcessorList([temperature, SuppressTokensLogitsProcessor([3, 5])])
     manager = SimpleNamespace(logit_processor=SimpleNamespace(logits_processor=processors))
-    _banned_ids_on(manager, torch.device("meta"))
-    assert banned.suppress_tokens.device.type == "meta"
-    _banned_ids_on(SimpleNamespace(), torch.device("meta"))  # nothing to move: no error
+    _banned_ids_masked(manager, 8, torch.device("meta"))
+    assert processors[0] is temperature
+    assert isinstance(processors[1], BannedIdsMask)
+    assert processors[1].mask.device.type == "meta" and processors[1].mask.shape == (8,)
+    _banned_ids_masked(SimpleNamespace(), 8, torch.device("meta"))  # nothing to replace
+
+
+def test_continuous_batching_decodes_through_the_mask(tiny_lm, monkeypatch):
+    """The engine's manager applies `BannedIdsMask` at every step, not `torch.isin`."""
+    from transformers.generation.logits_process import SuppressTokensLogitsProcessor
+
+    from generation.engines.continuous import BannedIdsMask
+
+    calls = []
+    masked = BannedIdsMask.__call__
+
+    def counted(self, input_ids, scores):
+        calls.append(len(scores))
+        return masked(self, input_ids, scores)
+
+    monkeypatch.setattr(BannedIdsMask, "__call__", counted)
+
+    def refused(self, input_ids, scores):
+        raise AssertionError("the suppress-tokens processor ran inside continuous batching")
+
+    monkeypatch.setattr(SuppressTokensLogitsProcessor, "__call__", refused)
+    outputs = make_engine("continuous", lm=tiny_lm).generate(PROMPTS, [4, 4, 4, 4], GREEDY)
+    assert len(outputs) == len(PROMPTS) and calls

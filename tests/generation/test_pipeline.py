@@ -184,3 +184,27 @@ def test_run_generator_reports_each_original_to_on_progress():
         on_progress=reports.append,
     )
     assert reports == [1, 1]
+
+
+def test_the_annotation_pool_hears_of_the_decoding_before_it_starts(
+    scripted_lm, fluency_lm, monkeypatch
+):
+    """So its workers load while decoding runs (continuous batching hands most candidates
+    over at the end)."""
+    from generation.engines import make_engine
+    from generation.postprocess import Annotator
+
+    expected, decoded = [], []
+    monkeypatch.setattr(Annotator, "expect", lambda self, sequences: expected.append(sequences))
+    engine = make_engine("loop", lm=scripted_lm)
+    generate = engine.generate
+
+    def watched(*args, **kwargs):
+        decoded.append(len(expected))
+        return generate(*args, **kwargs)
+
+    engine.generate = watched
+    result = run_polyjuice([PerturbTarget(KIDS)], _settings(), engine=engine, fluency_lm=fluency_lm)
+
+    assert expected == [result.prompts * 2]
+    assert decoded and decoded[0] == 1

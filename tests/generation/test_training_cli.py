@@ -1,6 +1,7 @@
 """`python -m generation train`: pairs found under a data folder, early stopping, the quality
 table at the end, and one clear line for every bad input (tiny models, no downloads)."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -114,6 +115,13 @@ def test_train_on_every_pair_file_under_a_folder_ends_with_the_quality_table(
     assert sum("held-out loss" in line for line in lines) == 2  # one evaluation per epoch
     assert any(line.endswith("best") for line in lines)
     assert f"model saved to {output}" in lines
+    # Where the time went, so a GPU slot can be sized from one run.
+    timing = next(line for line in lines if line.startswith("seconds: prepare "))
+    assert "steps/s)" in timing and "evaluate and save" in timing
+    saved = json.loads((output / "cfannotate_training.json").read_text())
+    assert set(saved["phases"]) == {"prepare", "steps", "evaluate"}
+    assert all(seconds > 0 for seconds in saved["phases"].values())
+    assert sum(saved["phases"].values()) <= saved["seconds"] + 1.0
     assert lines[-1] == "QUALITY TABLE"
     assert asked == {
         "model": output,

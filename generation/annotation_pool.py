@@ -140,6 +140,14 @@ def _annotate_chunk(pairs: list[Pair]) -> list[PairAnnotation]:
     )
 
 
+def worker_nlp() -> Language:
+    """The spaCy pipeline of the worker process this runs in (for other work sent to the
+    pool with `submit_call`)."""
+    if _worker_nlp is None:
+        raise RuntimeError("worker_nlp() is only for functions running in the pool's workers")
+    return _worker_nlp
+
+
 def _ready() -> bool:
     """A task that only waits for the worker's start (its spaCy pipeline loaded)."""
     return _worker_nlp is not None

@@ -124,6 +124,40 @@ def test_cad_sentiment_pairs_the_changed_sentences_of_each_batch(tmp_path):
     ]
 
 
+@pytest.fixture
+def pooled_split(monkeypatch):
+    """Sentences split by the annotation pool's workers, whatever the number of texts."""
+    from generation import annotation_pool, pairs
+
+    monkeypatch.setattr(pairs, "POOLED_MIN_TEXTS", 1)
+    monkeypatch.setattr(pairs, "SPLIT_CHUNK_TEXTS", 2)
+    monkeypatch.setenv(annotation_pool.WORKERS_VARIABLE, "2")
+    yield
+    annotation_pool.shutdown()
+
+
+def test_the_pool_splits_sentences_as_this_process_does(pooled_split):
+    from generation.pairs import SENTENCE_SPLIT_UNUSED, _sentences, split_sentences
+    from generation.parsing import load_nlp
+
+    texts = [
+        "The movie was great. The acting was fine. I loved it.",
+        "Mr. Smith went to Washington, D.C. on Jan. 5. He liked it!",
+        "one run-on review without a full stop and with no capitals",
+        "Short.",
+        "It is what it is... or is it? Yes.",
+    ]
+
+    pooled = split_sentences(texts)
+
+    assert pooled == _sentences(load_nlp(exclude=SENTENCE_SPLIT_UNUSED), texts)
+    assert pooled[0] == ["The movie was great.", "The acting was fine.", "I loved it."]
+
+
+def test_cad_sentiment_read_by_the_pool_gives_the_same_pairs(tmp_path, pooled_split):
+    test_cad_sentiment_pairs_the_changed_sentences_of_each_batch(tmp_path)
+
+
 def test_cad_sentiment_skips_reviews_with_too_many_changed_sentences(tmp_path):
     path = _write_tsv(
         tmp_path / "cad.tsv",

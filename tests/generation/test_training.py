@@ -135,6 +135,36 @@ def test_identical_texts_give_no_examples(parses):
     assert build_examples([Pair("Same.", "Same."), Pair("", "Something.")], parses=parses) == []
 
 
+def test_the_pool_makes_the_prompts_this_process_makes(parses, monkeypatch):
+    from generation import annotation_pool, training
+
+    monkeypatch.setattr(training, "EXAMPLE_CHUNK_PAIRS", 3)  # several tasks, order kept
+    try:
+        for both in (True, False):
+            pooled = training.build_examples_pooled(PAIRS, both_directions=both, workers=2)
+            assert pooled == build_examples(PAIRS, both_directions=both, parses=parses)
+            assert pooled
+    finally:
+        annotation_pool.shutdown()
+
+
+def test_prompts_of_many_pairs_are_made_by_workers(monkeypatch):
+    from generation import annotation_pool, training
+
+    monkeypatch.setenv(annotation_pool.WORKERS_VARIABLE, "3")
+    assert training.example_workers(training.POOLED_MIN_PAIRS) == 3
+    assert training.example_workers(training.POOLED_MIN_PAIRS - 1) == 0
+    monkeypatch.setenv(annotation_pool.WORKERS_VARIABLE, "0")  # asked to stay in process
+    assert training.example_workers(10 * training.POOLED_MIN_PAIRS) == 0
+
+
+def test_worker_nlp_is_only_for_the_pool_workers():
+    from generation import annotation_pool
+
+    with pytest.raises(RuntimeError, match="only for functions running in the pool"):
+        annotation_pool.worker_nlp()
+
+
 def test_build_examples_uses_both_directions_unless_told_not_to(parses):
     pair = Pair("It is great for kids.", "It is not great for kids.")
 

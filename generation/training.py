@@ -355,17 +355,16 @@ def train(
     #    held-out pairs are set aside before any prompt is made.
     train_pairs, eval_pairs = split_pairs(pairs, config.eval_fraction, rng)
     workers = example_workers(len(pairs))
-    if workers:
-        train_examples, eval_examples = (
-            build_examples_pooled(part, both_directions=config.both_directions, workers=workers)
-            for part in (train_pairs, eval_pairs)
-        )
-    else:
-        parses = ParseCache()
-        train_examples, eval_examples = (
-            build_examples(part, both_directions=config.both_directions, parses=parses)
-            for part in (train_pairs, eval_pairs)
-        )
+    parses = None if workers else ParseCache()
+
+    def prompts_of(part: list[Pair]) -> list[TrainingExample]:
+        if workers:
+            return build_examples_pooled(
+                part, both_directions=config.both_directions, workers=workers
+            )
+        return build_examples(part, both_directions=config.both_directions, parses=parses)
+
+    train_examples, eval_examples = prompts_of(train_pairs), prompts_of(eval_pairs)
     if not train_examples:
         raise ValueError("No training prompts could be built from these pairs.")
     rng.shuffle(train_examples)

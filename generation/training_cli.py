@@ -79,11 +79,16 @@ def quality_table(
     return format_table(evaluate(settings, data=data, originals=originals, seed=seed))
 
 
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "s")
+
+
 def training_summary(report: TrainingReport) -> str:
     lines = [f"{count} pairs from {name}" for name, count in report.sources.items()]
     lines.append(
         f"{report.train_pairs} pairs trained on ({report.train_examples} prompts), "
-        f"{report.eval_pairs} held out ({report.eval_examples} prompts); {report.steps} steps"
+        f"{report.eval_pairs} held out ({report.eval_examples} prompts); "
+        f"{_count(report.steps, 'step')}"
     )
     for evaluation in report.evaluations:
         best = "  best" if evaluation.step == report.best_step else ""
@@ -95,9 +100,9 @@ def training_summary(report: TrainingReport) -> str:
         lines.append("stopped early: the held-out loss stopped improving")
     if report.out_of_time:
         limit = float(report.config["time_limit"]) / 60
-        steps = f"{report.steps} step" + ("" if report.steps == 1 else "s")
         lines.append(
-            f"stopped at the time limit ({limit:g} min) after {steps}; the best checkpoint was kept"
+            f"stopped at the time limit ({limit:g} min) after {_count(report.steps, 'step')}; "
+            "the best checkpoint was kept"
         )
     phases = report.phases
     if phases:

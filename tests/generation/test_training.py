@@ -16,6 +16,7 @@ from generation.training import (
     EarlyStopping,
     TrainingConfig,
     TrainingExample,
+    TrainingReport,
     _collate,
     _encode,
     _eval_loss,
@@ -208,6 +209,37 @@ def test_add_polyjuice_tokens_adds_them_once():
     assert all(len(tokenizer.tokenize(token)) == 1 for token in (*SPECIAL_TOKENS, *CODE_TOKENS))
     assert tokenizer.pad_token == tokenizer.eos_token
     assert strategy_for("auto", tokenizer).name == "native"
+
+
+def test_training_on_many_pairs_makes_its_prompts_in_the_pool(
+    tmp_path_factory, tmp_path, monkeypatch, one_torch_thread
+):
+    """The same run as in one process, its prompts made by the workers."""
+    from generation import annotation_pool, training
+
+    def run(name: str) -> TrainingReport:
+        config = tiny_config(tmp_path_factory, tmp_path / name, epochs=1)
+        return train(config, PAIRS, show_progress=False)
+
+    alone = run("alone")
+    pooled_calls = []
+    pooled = training.build_examples_pooled
+    monkeypatch.setattr(training, "POOLED_MIN_PAIRS", 1)
+    monkeypatch.setenv(annotation_pool.WORKERS_VARIABLE, "2")
+    monkeypatch.setattr(
+        training,
+        "build_examples_pooled",
+        lambda *args, **kwargs: pooled_calls.append(kwargs) or pooled(*args, **kwargs),
+    )
+    try:
+        in_pool = run("pooled")
+    finally:
+        annotation_pool.shutdown()
+
+    assert [call["workers"] for call in pooled_calls] == [2, 2]  # train and held-out pairs
+    assert (in_pool.examples, in_pool.codes) == (alone.examples, alone.codes)
+    assert in_pool.eval_loss_before == pytest.approx(alone.eval_loss_before)
+    assert in_pool.eval_loss_after == pytest.approx(alone.eval_loss_after)
 
 
 def test_training_without_usable_pairs_is_refused(tmp_path):

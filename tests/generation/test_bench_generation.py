@@ -70,6 +70,9 @@ def test_the_script_runs_every_engine_and_reports_the_ceiling_and_the_server(tmp
         assert float(figures[key]) >= 0, key
     assert float(figures["ceiling_seqs_per_s"]) > 0
     assert float(figures["seqs_per_s"]) > 0
+    # Decoding alone is part of the whole run: its ratio to the ceiling is the larger.
+    assert float(figures["decode_ceiling_ratio"]) >= float(figures["ceiling_ratio"]) > 0
+    assert re.search(r"^ceiling: .* end to end, [\d.]+ decoding alone\)$", finished.stdout, re.M)
 
 
 @pytest.mark.parametrize(

@@ -198,6 +198,18 @@ def submit_call(function: Callable, *args, workers: int, model: str) -> Future:
             return _executor(workers, model).submit(function, *args)
 
 
+def map_chunks(
+    function: Callable, items: Sequence, *args, chunk: int, workers: int, model: str
+) -> list:
+    """`function(items[i:i + chunk], *args)` for every chunk in the pool's workers, their
+    results (lists) joined in the order of `items`."""
+    futures = [
+        submit_call(function, items[start : start + chunk], *args, workers=workers, model=model)
+        for start in range(0, len(items), chunk)
+    ]
+    return [result for future in futures for result in future.result()]
+
+
 def warm(*, workers: int, model: str) -> list[Future]:
     """Start the pool's `workers` processes now (each loads spaCy as it starts) without
     waiting for them; the futures are done when they are. A run that knows it will send

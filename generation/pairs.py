@@ -126,16 +126,9 @@ def split_sentences(texts: list[str]) -> list[list[str]]:
     workers = annotation_pool.default_workers() if len(texts) >= POOLED_MIN_TEXTS else 0
     if not workers:
         return _sentences(load_nlp(exclude=SENTENCE_SPLIT_UNUSED), texts)
-    futures = [
-        annotation_pool.submit_call(
-            _chunk_sentences,
-            texts[start : start + SPLIT_CHUNK_TEXTS],
-            workers=workers,
-            model=SPACY_MODEL,
-        )
-        for start in range(0, len(texts), SPLIT_CHUNK_TEXTS)
-    ]
-    return [sentences for future in futures for sentences in future.result()]
+    return annotation_pool.map_chunks(
+        _chunk_sentences, texts, chunk=SPLIT_CHUNK_TEXTS, workers=workers, model=SPACY_MODEL
+    )
 
 
 def _sentences(nlp, texts: list[str]) -> list[list[str]]:

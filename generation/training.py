@@ -190,13 +190,14 @@ def build_examples_pooled(
 ) -> list[TrainingExample]:
     """What `build_examples` gives, parsed in chunks by the annotation pool's `workers`
     processes (about 30 s of one core for every CAD pair, before a GPU can start)."""
-    futures = [
-        annotation_pool.submit_call(
-            _chunk_examples, chunk, both_directions, workers=workers, model=SPACY_MODEL
-        )
-        for chunk in _chunks(pairs, EXAMPLE_CHUNK_PAIRS)
-    ]
-    return [example for future in futures for example in future.result()]
+    return annotation_pool.map_chunks(
+        _chunk_examples,
+        pairs,
+        both_directions,
+        chunk=EXAMPLE_CHUNK_PAIRS,
+        workers=workers,
+        model=SPACY_MODEL,
+    )
 
 
 def _chunk_examples(pairs: list[Pair], both_directions: bool) -> list[TrainingExample]:

@@ -7,11 +7,12 @@ different blanks in x̂: (1) just the changed tokens, (2) their parse subtrees,
 `x <|perturb|> [code] blanked [SEP] a1 [ANSWER] ... <eos>`; the loss covers what
 follows <|perturb|>, so the model learns codes, blanks and answers, not to copy x.
 Whole pairs are held out (`eval_fraction`) before any prompt is made; the loss on
-their prompts is measured each epoch or every `eval_every` steps, the model is saved
-whenever it improves, and training stops after `patience` evaluations without
-improvement, so the output holds the best checkpoint. The output directory also holds
-`cfannotate_training.json`, which tells the generator to prompt it in the native
-format. The command line is `training_cli.py`.
+their prompts is measured each epoch or every `eval_every` steps, the model is kept
+whenever it improves (written at most every `checkpoint_every` seconds, held in memory
+in between, and written at the end), and training stops after `patience` evaluations
+without improvement, so the output holds the best checkpoint. The output directory
+also holds `cfannotate_training.json`, which tells the generator to prompt it in the
+native format. The command line is `training_cli.py`.
 """
 
 import json
@@ -80,16 +81,25 @@ class TrainingConfig:
     # step (a GPU slot's length); the last held-out evaluation and the save follow. None:
     # no limit. The learning-rate schedule still spans every epoch.
     time_limit: float | None = None
+    # Held-out prompts per forward pass, shortest first: without gradients many more fit
+    # than in a training batch, and on a GPU each pass costs mostly its launch.
+    eval_batch_size: int = 64
+    # Seconds between writes of a better checkpoint to `output` (about 2 s each for
+    # SmolLM2-135M): in between, the best weights are kept in memory; they are written at
+    # the end in any case. 0: each better checkpoint is written at once.
+    checkpoint_every: float = 300.0
 
     def __post_init__(self) -> None:
-        if self.epochs < 1 or self.batch_size < 1 or self.max_length < 1:
-            raise ValueError("epochs, batch size and max length must be at least 1")
+        if min(self.epochs, self.batch_size, self.max_length, self.eval_batch_size) < 1:
+            raise ValueError("epochs, batch sizes and max length must be at least 1")
         if not 0 <= self.eval_fraction < 1:
             raise ValueError("the held-out fraction must be in [0, 1)")
         if self.eval_every < 0 or self.patience < 1:
             raise ValueError("eval_every must be 0 or more and patience at least 1")
         if self.time_limit is not None and not self.time_limit > 0:
             raise ValueError("the time limit must be more than 0 seconds")
+        if not self.checkpoint_every >= 0:
+            raise ValueError("checkpoint_every must be 0 seconds or more")
 
 
 MIN_PAIRS_FOR_EVAL = 10  # fewer pairs: train on all of them, no early stopping
@@ -120,7 +130,8 @@ class TrainingReport:
     out_of_time: bool = False  # the time limit ended training
     seconds: float = 0.0
     # Where `seconds` went: "prepare" (prompts, model, tokens, the first held-out loss),
-    # "steps" (the optimizer steps) and "evaluate" (held-out losses and saves).
+    # "steps" (the optimizer steps), "evaluate" (held-out losses) and "save" (keeping
+    # and writing the best checkpoint).
     phases: dict[str, float] = field(default_factory=dict)
     output: str = ""
     sources: dict[str, int] = field(default_factory=dict)  # pairs per data source
@@ -226,22 +237,30 @@ def add_polyjuice_tokens(tokenizer, model) -> int:
 
 
 def _encode(tokenizer, examples: list[TrainingExample], max_length: int) -> list[dict]:
-    """Token ids and labels; the labels skip `x <|perturb|>`, whatever the markers tokenize to."""
+    """Token ids and labels; the labels skip `x <|perturb|>`, whatever the markers tokenize to.
+
+    Tokenized as two batches (whole texts, contexts): a fast tokenizer's batch call is
+    several times quicker than one call per text.
+    """
+    if not examples:
+        return []
     eos = tokenizer.eos_token or ""
+    texts = tokenizer(
+        [example.text + eos for example in examples],
+        add_special_tokens=False,
+        truncation=True,
+        max_length=max_length,
+    )["input_ids"]
+    contexts = tokenizer(
+        [example.prompt[: example.prompt.index(PERTURB) + len(PERTURB)] for example in examples],
+        add_special_tokens=False,
+    )["input_ids"]
     encoded = []
-    for example in examples:
-        ids = tokenizer(
-            example.text + eos, add_special_tokens=False, truncation=True, max_length=max_length
-        )["input_ids"]
-        context = example.prompt[: example.prompt.index(PERTURB) + len(PERTURB)]
-        start = len(tokenizer(context, add_special_tokens=False)["input_ids"])
-        if (
-            start >= len(ids)
-            or ids[:start] != tokenizer(context, add_special_tokens=False)["input_ids"]
-        ):
+    for ids, context in zip(texts, contexts, strict=True):
+        start = len(context)
+        if start >= len(ids) or ids[:start] != context:
             continue  # x alone filled the length budget, or the boundary moved
-        labels = [-100] * start + ids[start:]
-        encoded.append({"input_ids": ids, "labels": labels})
+        encoded.append({"input_ids": ids, "labels": [-100] * start + ids[start:]})
     return encoded
 
 
@@ -258,18 +277,33 @@ def _collate(batch: list[dict], pad_id: int) -> dict[str, torch.Tensor]:
     return {"input_ids": input_ids, "labels": labels, "attention_mask": attention}
 
 
+def _eval_batches(items: list[dict], size: int, pad_id: int) -> list[dict[str, torch.Tensor]]:
+    """Held-out items in batches of `size`, shortest first, so that little is padding (the
+    loss is a mean over tokens, which the order does not change)."""
+    ordered = sorted(items, key=lambda item: len(item["input_ids"]))
+    return [_collate(chunk, pad_id) for chunk in _chunks(ordered, size)]
+
+
+def _to_device(batch: dict[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
+    """The batch on `device`; to a GPU through pinned memory, without waiting for the copy,
+    so that the host prepares the next step while the device works."""
+    if device.type != "cuda":
+        return {key: value.to(device) for key, value in batch.items()}
+    return {key: value.pin_memory().to(device, non_blocking=True) for key, value in batch.items()}
+
+
 @torch.no_grad()
 def _eval_loss(model, batches: list[dict], device: torch.device) -> float | None:
+    """The mean loss over every answer token of `batches` (read from the device once)."""
     if not batches:
         return None
     model.eval()
-    total, count = 0.0, 0
+    total, count = torch.zeros((), dtype=torch.float64, device=device), 0
     for batch in batches:
-        batch = {key: value.to(device) for key, value in batch.items()}
-        tokens = int((batch["labels"][:, 1:] != -100).sum())
-        total += float(model(**batch).loss) * tokens
+        tokens = int((batch["labels"][:, 1:] != -100).sum())  # counted before the copy
+        total += model(**_to_device(batch, device)).loss.double() * tokens
         count += tokens
-    return total / max(count, 1)
+    return float(total) / max(count, 1)
 
 
 def split_pairs(
@@ -379,12 +413,9 @@ def train(
         tokenizer.pad_token = tokenizer.eos_token
     pad_id = tokenizer.pad_token_id
     train_items = _encode(tokenizer, train_examples, config.max_length)
-    eval_batches = [
-        _collate(chunk, pad_id)
-        for chunk in _chunks(
-            _encode(tokenizer, eval_examples, config.max_length), config.batch_size
-        )
-    ]
+    eval_batches = _eval_batches(
+        _encode(tokenizer, eval_examples, config.max_length), config.eval_batch_size, pad_id
+    )
     examples = train_examples + eval_examples
     report = TrainingReport(
         pairs=len(pairs),
@@ -401,28 +432,77 @@ def train(
 
     report.phases["prepare"] = time.perf_counter() - wall_started
 
-    # 3. Train, evaluating on the held-out prompts and saving each better checkpoint.
+    # 3. Train, evaluating on the held-out prompts and keeping the best checkpoint.
     deadline = started + config.time_limit if config.time_limit else None
+    checkpoints = BestCheckpoint(
+        model, lambda: _save(model, tokenizer, config.output), every=config.checkpoint_every
+    )
     loop = _TrainingLoop(config, model, eval_batches, pad_id, device, report, deadline, clock)
     mark = time.perf_counter()
-    loop.run(
-        train_items,
-        rng,
-        save=lambda: _save(model, tokenizer, config.output),
-        show_progress=show_progress,
-    )
-    report.phases["evaluate"] = loop.evaluating
-    report.phases["steps"] = time.perf_counter() - mark - loop.evaluating
+    loop.run(train_items, rng, checkpoints=checkpoints, show_progress=show_progress)
     if report.best_step is None:  # no held-out split: the last weights are the model
         _save(model, tokenizer, config.output)
     else:
+        checkpoints.finish()
         report.eval_loss_after = min(evaluation.loss for evaluation in report.evaluations)
+    spent = time.perf_counter() - mark
+    report.phases["evaluate"] = loop.evaluating
+    report.phases["save"] = checkpoints.seconds
+    report.phases["steps"] = spent - loop.evaluating - checkpoints.seconds
 
     # 4. The report beside the model.
     report.seconds = clock() - started
     report.output = str(config.output)
     (config.output / TRAINING_REPORT).write_text(json.dumps(asdict(report), indent=2))
     return report
+
+
+class BestCheckpoint:
+    """The best weights so far. Each improvement is written with `write` (the model as it
+    is) when `every` seconds have passed since the last write, or none was made yet;
+    otherwise the weights are copied into memory (a copy on the model's device, far
+    cheaper than a write) and `finish` puts them back into the model and writes them."""
+
+    def __init__(self, model, write, *, every: float, wall=time.perf_counter) -> None:
+        self.model, self.write, self.every, self.wall = model, write, every, wall
+        self.kept: dict[str, torch.Tensor] | None = None  # reused from copy to copy
+        self.pending = False  # `kept` is better than what was written
+        self.written_at: float | None = None
+        self.writes = 0
+        self.seconds = 0.0  # spent copying and writing
+
+    def improved(self) -> None:
+        """The model's weights are the best so far."""
+        mark = self.wall()
+        if self.written_at is None or mark - self.written_at >= self.every:
+            self._write()
+        else:
+            self._keep()
+        self.seconds += self.wall() - mark
+
+    def finish(self) -> None:
+        """The best weights, back in the model and written, if the last write was not them."""
+        mark = self.wall()
+        if self.pending:
+            self.model.load_state_dict(self.kept)
+            self._write()
+        self.kept = None
+        self.seconds += self.wall() - mark
+
+    def _keep(self) -> None:
+        state = self.model.state_dict()
+        if self.kept is None:
+            self.kept = {name: tensor.detach().clone() for name, tensor in state.items()}
+        else:
+            for name, tensor in state.items():
+                self.kept[name].copy_(tensor)
+        self.pending = True
+
+    def _write(self) -> None:
+        self.write()
+        self.writes += 1
+        self.written_at = self.wall()
+        self.pending = False
 
 
 class _TrainingLoop:
@@ -437,10 +517,19 @@ class _TrainingLoop:
         self.stopping = EarlyStopping(config.patience, config.min_delta)
         self.steps_per_epoch = 1
         self.bar = None
-        self.evaluating = 0.0  # seconds spent in held-out evaluations and saves
+        self.checkpoints: BestCheckpoint | None = None
+        self.evaluating = 0.0  # seconds spent measuring held-out losses
 
-    def run(self, train_items: list[dict], rng: random.Random, *, save, show_progress) -> None:
+    def run(
+        self,
+        train_items: list[dict],
+        rng: random.Random,
+        *,
+        checkpoints: BestCheckpoint,
+        show_progress: bool,
+    ) -> None:
         config, report = self.config, self.report
+        self.checkpoints = checkpoints
         self.steps_per_epoch = math.ceil(len(train_items) / config.batch_size)
         total_steps = max(1, self.steps_per_epoch * config.epochs)
         optimizer, scheduler = _optimizer(self.model, config, total_steps)
@@ -457,8 +546,7 @@ class _TrainingLoop:
         for _ in range(config.epochs):
             rng.shuffle(train_items)
             for chunk in _chunks(train_items, config.batch_size):
-                batch = _collate(chunk, self.pad_id)
-                batch = {key: value.to(self.device) for key, value in batch.items()}
+                batch = _to_device(_collate(chunk, self.pad_id), self.device)
                 with autocast:
                     loss = self.model(**batch).loss
                 loss.backward()
@@ -470,7 +558,7 @@ class _TrainingLoop:
                 if self.bar is not None:
                     self.bar.update(1)
                 if self._evaluation_due():
-                    self._evaluate(save)
+                    self._evaluate()
                     if self.stopping.done:
                         report.stopped_early = True
                         break
@@ -480,7 +568,7 @@ class _TrainingLoop:
             if report.stopped_early or report.out_of_time:
                 break
         if not report.evaluations or report.evaluations[-1].step != report.steps:
-            self._evaluate(save)  # the steps since the last evaluation
+            self._evaluate()  # the steps since the last evaluation
         if self.bar is not None:
             self.bar.close()
 
@@ -488,16 +576,11 @@ class _TrainingLoop:
         every = self.config.eval_every or self.steps_per_epoch
         return self.report.steps % every == 0
 
-    def _evaluate(self, save) -> None:
+    def _evaluate(self) -> None:
         mark = time.perf_counter()
-        try:
-            self._evaluate_now(save)
-        finally:
-            self.evaluating += time.perf_counter() - mark
-
-    def _evaluate_now(self, save) -> None:
         loss = _eval_loss(self.model, self.eval_batches, self.device)
         self.model.train()
+        self.evaluating += time.perf_counter() - mark
         if loss is None:  # no held-out prompts
             return
         step = self.report.steps
@@ -506,7 +589,7 @@ class _TrainingLoop:
         )
         if self.stopping.update(loss):
             self.report.best_step = step
-            save()
+            self.checkpoints.improved()
         if self.bar is not None:
             self.bar.set_postfix(eval_loss=f"{loss:.3f}", best=f"{self.stopping.best:.3f}")
 

@@ -83,6 +83,13 @@ def _count(number: int, noun: str) -> str:
     return f"{number} {noun}" + ("" if number == 1 else "s")
 
 
+def _pace(steps: int, seconds: float) -> str:
+    """Steps a second, or seconds a step where a step takes more than one (a CPU's)."""
+    if steps >= seconds:
+        return f"{steps / seconds:.1f} steps/s"
+    return f"{seconds / max(steps, 1):.1f} s/step"
+
+
 def training_summary(report: TrainingReport) -> str:
     lines = [f"{count} pairs from {name}" for name, count in report.sources.items()]
     lines.append(
@@ -106,11 +113,11 @@ def training_summary(report: TrainingReport) -> str:
         )
     phases = report.phases
     if phases:
-        pace = f" ({report.steps / phases['steps']:.1f} steps/s)" if phases.get("steps") else ""
+        pace = f" ({_pace(report.steps, phases['steps'])})" if phases.get("steps") else ""
         lines.append(
             f"seconds: prepare {phases.get('prepare', 0):.1f}, "
             f"steps {phases.get('steps', 0):.1f}{pace}, "
-            f"evaluate and save {phases.get('evaluate', 0):.1f}"
+            f"evaluate {phases.get('evaluate', 0):.1f}, save {phases.get('save', 0):.1f}"
         )
     lines.append(f"model saved to {report.output}")
     return "\n".join(lines)
@@ -123,6 +130,10 @@ def train_command(args: argparse.Namespace) -> int:
         raise ValueError("--report-originals must be at least 1")
     if args.time_limit is not None and not args.time_limit > 0:
         raise ValueError("--time-limit must be more than 0 minutes")
+    if args.eval_batch_size < 1:
+        raise ValueError("--eval-batch-size must be at least 1")
+    if not args.checkpoint_every >= 0:
+        raise ValueError("--checkpoint-every must be 0 minutes or more")
     resolve_device(args.device)  # a device this machine lacks stops here, not after the data
     # 1. The pairs, and the report's data checked before hours of training.
     by_source = read_training_pairs(args)
@@ -147,6 +158,8 @@ def train_command(args: argparse.Namespace) -> int:
         seed=args.seed,
         add_special_tokens=args.add_special_tokens,
         time_limit=args.time_limit * 60 if args.time_limit else None,
+        eval_batch_size=args.eval_batch_size,
+        checkpoint_every=args.checkpoint_every * 60,
     )
     sources = {name: len(found) for name, found in by_source.items()}
     report = train(config, pairs, show_progress=not args.quiet, sources=sources)
@@ -216,6 +229,20 @@ def add_train_parser(commands) -> None:
         "--patience", type=int, default=2, help="Evaluations without improvement (2)."
     )
     stopping.add_argument("--min-delta", type=float, default=0.0)
+    stopping.add_argument(
+        "--eval-batch-size",
+        type=int,
+        default=64,
+        help="Held-out prompts per forward pass (64; no gradients, so more than --batch-size).",
+    )
+    stopping.add_argument(
+        "--checkpoint-every",
+        type=float,
+        default=5.0,
+        metavar="MINUTES",
+        help="Write a better checkpoint at most this often (5; 0: at each improvement); "
+        "the best one is held in memory in between and always written at the end.",
+    )
     stopping.add_argument(
         "--time-limit",
         type=float,

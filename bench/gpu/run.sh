@@ -4,7 +4,7 @@
 #
 #   bash bench/gpu/run.sh receive DIR  # file one packed part (DIR) into var/gpu/store
 #   bash bench/gpu/run.sh bench ...  # install into var/gpu/site, run bench/generation.py ...
-#   bash bench/gpu/run.sh check      # the engines' CUDA checks (packed attention's kernel)
+#   bash bench/gpu/run.sh check      # the CUDA checks (packed attention's kernel, a training run)
 #   bash bench/gpu/run.sh train ...  # python -m generation train on every CAD pair packed,
 #                                    # into var/gpu/models/polyjuice-cad, then its quality table
 #   bash bench/gpu/run.sh session    # a GPU session's standard measurements, about 9 minutes
@@ -49,7 +49,8 @@ bench | check | train)
   command=$1 && shift
   cd "$ROOT"
   if [ "$command" = check ]; then  # no Django there: the checks run without the suite's conftest
-    "$PYTHON" -m pytest -q --noconftest -p no:cacheprovider tests/generation/test_varlen_attention.py
+    "$PYTHON" -m pytest -q --noconftest -p no:cacheprovider tests/generation/test_varlen_attention.py \
+      tests/generation/test_training.py::test_training_on_cuda_lowers_the_loss_and_keeps_the_best_checkpoint
   elif [ "$command" = train ]; then  # options given after these replace them
     "$PYTHON" -m generation train --device cuda --data "$ROOT/var/gpu/cad" \
       --output "$ROOT/var/gpu/models/polyjuice-cad" "$@"

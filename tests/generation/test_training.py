@@ -1,5 +1,6 @@
 import json
 import math
+import random
 
 import pytest
 import torch
@@ -13,12 +14,14 @@ from generation.prompts import fill_blanks, parse_answers
 from generation.strategies import strategy_for
 from generation.tokens import CODE_TOKENS, CONTROL_CODES, GLOBAL, PERTURB, SEP, SPECIAL_TOKENS
 from generation.training import (
+    BestCheckpoint,
     EarlyStopping,
     TrainingConfig,
     TrainingExample,
     TrainingReport,
     _collate,
     _encode,
+    _eval_batches,
     _eval_loss,
     _optimizer,
     add_polyjuice_tokens,
@@ -27,7 +30,7 @@ from generation.training import (
     split_pairs,
     train,
 )
-from tests.generation.tiny_models import tiny_lm_directory
+from tests.generation.tiny_models import build_tiny_tokenizer, tiny_lm_directory
 
 PAIRS = [
     Pair("It is great for kids.", "It is not great for kids."),
@@ -283,11 +286,117 @@ def test_tiny_training_run_lowers_the_loss_and_saves_a_native_model(
     assert saved["output"] == str(output)
 
 
+def _encode_one_by_one(tokenizer, examples, max_length):
+    """What `_encode` gives, one tokenizer call per text, as it was first written."""
+    encoded = []
+    for example in examples:
+        ids = tokenizer(
+            example.text + tokenizer.eos_token,
+            add_special_tokens=False,
+            truncation=True,
+            max_length=max_length,
+        )["input_ids"]
+        context = example.prompt[: example.prompt.index(PERTURB) + len(PERTURB)]
+        context_ids = tokenizer(context, add_special_tokens=False)["input_ids"]
+        if len(context_ids) < len(ids) and ids[: len(context_ids)] == context_ids:
+            encoded.append(
+                {"input_ids": ids, "labels": [-100] * len(context_ids) + ids[len(context_ids) :]}
+            )
+    return encoded
+
+
+@pytest.mark.parametrize("kind", ["gpt2", "llama"])
+@pytest.mark.parametrize("max_length", [64, 12])
+def test_batched_encoding_is_what_one_text_at_a_time_gives(parses, kind, max_length):
+    tokenizer = build_tiny_tokenizer(kind)
+    examples = build_examples(PAIRS, parses=parses)
+
+    encoded = _encode(tokenizer, examples, max_length)
+
+    assert encoded == _encode_one_by_one(tokenizer, examples, max_length)
+    if max_length == 12:  # x alone fills 12 tokens of the longer prompts: those are left out
+        assert 0 < len(encoded) < len(examples)
+    assert _encode(tokenizer, [], max_length) == []
+
+
+def test_held_out_loss_is_the_same_in_any_batches_shortest_first(tmp_path_factory, parses):
+    lm = load_causal_lm(tiny_lm_directory(tmp_path_factory, "gpt2"), device="cpu")
+    items = _encode(lm.tokenizer, build_examples(PAIRS, parses=parses), 64)
+    pad_id = lm.tokenizer.pad_token_id or 0
+    by_fours = [_collate(items[start : start + 4], pad_id) for start in range(0, len(items), 4)]
+
+    batches = _eval_batches(items, 16, pad_id)
+
+    assert len(batches) == math.ceil(len(items) / 16)
+    widths = [batch["input_ids"].shape[1] for batch in batches]
+    assert widths == sorted(widths)  # shortest first: less padding than in the given order
+    in_order = [_collate(items[start : start + 16], pad_id) for start in range(0, len(items), 16)]
+    assert _padding(batches) < _padding(in_order)
+    assert _eval_loss(lm.model, batches, lm.device) == pytest.approx(
+        _eval_loss(lm.model, by_fours, lm.device), rel=1e-5
+    )
+
+
+def _padding(batches: list[dict]) -> int:
+    return sum(int((batch["attention_mask"] == 0).sum()) for batch in batches)
+
+
+class WallClock:
+    """A wall clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_best_checkpoint_writes_at_most_every_interval_and_the_best_at_the_end():
+    model = torch.nn.Linear(2, 1)
+    written = []
+    wall = WallClock()
+    checkpoints = BestCheckpoint(
+        model, lambda: written.append(model.weight.detach().clone()), every=60.0, wall=wall
+    )
+
+    def improve_to(value: float, at: float) -> None:
+        wall.now = at
+        with torch.no_grad():
+            model.weight.fill_(value)
+        checkpoints.improved()
+
+    improve_to(1.0, at=0.0)  # the first improvement is written at once
+    improve_to(2.0, at=10.0)  # 10 s later: kept in memory
+    improve_to(3.0, at=20.0)
+    with torch.no_grad():
+        model.weight.fill_(9.0)  # later, worse weights
+    assert [float(weights[0, 0]) for weights in written] == [1.0]
+
+    checkpoints.finish()
+
+    assert [float(weights[0, 0]) for weights in written] == [1.0, 3.0]
+    assert float(model.weight.detach()[0, 0]) == 3.0  # the best weights are back in the model
+    assert checkpoints.writes == 2
+
+    improve_to(4.0, at=100.0)  # 80 s after the last write: written at once
+    checkpoints.finish()  # nothing newer to write
+    assert [float(weights[0, 0]) for weights in written] == [1.0, 3.0, 4.0]
+
+
+def test_a_checkpoint_interval_of_zero_writes_every_improvement():
+    model = torch.nn.Linear(2, 1)
+    written = []
+    checkpoints = BestCheckpoint(model, lambda: written.append(1), every=0.0, wall=WallClock())
+    for _ in range(3):
+        checkpoints.improved()
+    checkpoints.finish()
+    assert len(written) == 3 and checkpoints.kept is None
+
+
 # --------------------------------------------------------------------------- held-out split
 
 
 def test_split_pairs_holds_out_whole_pairs_and_none_of_a_few():
-    import random
 
     pairs = [Pair(f"Sentence {n}.", f"Sentence {n} changed.") for n in range(40)]
     train_pairs, held_out = split_pairs(pairs, 0.1, random.Random(0))
@@ -331,6 +440,9 @@ def test_early_stopping_counts_evaluations_since_the_best():
         {"epochs": 0},
         {"time_limit": 0},
         {"time_limit": -5.0},
+        {"eval_batch_size": 0},
+        {"checkpoint_every": -1.0},
+        {"checkpoint_every": float("nan")},
     ],
 )
 def test_training_config_refuses_bad_values(tmp_path, options):
@@ -338,10 +450,10 @@ def test_training_config_refuses_bad_values(tmp_path, options):
         TrainingConfig(base_model="unused", output=tmp_path, **options)
 
 
+@pytest.mark.parametrize("checkpoint_every", [0.0, 300.0], ids=["each-better", "in-memory"])
 def test_training_stops_early_and_keeps_the_best_checkpoint(
-    tmp_path_factory, tmp_path, one_torch_thread
+    tmp_path_factory, tmp_path, one_torch_thread, checkpoint_every
 ):
-    import random
 
     output = tmp_path / "out"
     # A learning rate far too high makes the held-out loss climb after the first steps.
@@ -354,6 +466,7 @@ def test_training_stops_early_and_keeps_the_best_checkpoint(
         eval_fraction=0.25,
         eval_every=1,
         patience=2,
+        checkpoint_every=checkpoint_every,
     )
 
     report = train(config, PAIRS, show_progress=False)
@@ -373,6 +486,26 @@ def test_training_stops_early_and_keeps_the_best_checkpoint(
         for start in range(0, len(items), 4)
     ]
     assert _eval_loss(saved.model, batches, saved.device) == pytest.approx(min(losses), rel=1e-4)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_training_on_cuda_lowers_the_loss_and_keeps_the_best_checkpoint(tmp_path_factory, tmp_path):
+    """The GPU path: batches through pinned memory, bf16 autocast, the held-out loss summed
+    on the device (`bash bench/gpu/run.sh check` runs this on the device machine)."""
+    output = tmp_path / "out"
+    config = tiny_config(tmp_path_factory, output, device="cuda", epochs=3, patience=3)
+
+    report = train(config, PAIRS, show_progress=False)
+
+    assert report.eval_loss_after < report.eval_loss_before
+    assert report.eval_loss_after == min(evaluation.loss for evaluation in report.evaluations)
+    saved = load_causal_lm(output, device="cuda")
+    _, held_out = split_pairs(PAIRS, config.eval_fraction, random.Random(config.seed))
+    items = _encode(saved.tokenizer, build_examples(held_out), config.max_length)
+    batches = _eval_batches(items, 4, saved.tokenizer.pad_token_id or 0)
+    assert _eval_loss(saved.model, batches, saved.device) == pytest.approx(
+        report.eval_loss_after, rel=1e-3
+    )
 
 
 class StepClock:

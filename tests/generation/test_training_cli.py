@@ -117,9 +117,9 @@ def test_train_on_every_pair_file_under_a_folder_ends_with_the_quality_table(
     assert f"model saved to {output}" in lines
     # Where the time went, so a GPU slot can be sized from one run.
     timing = next(line for line in lines if line.startswith("seconds: prepare "))
-    assert "steps/s)" in timing and "evaluate and save" in timing
+    assert "steps/s)" in timing and ", evaluate " in timing and ", save " in timing
     saved = json.loads((output / "cfannotate_training.json").read_text())
-    assert set(saved["phases"]) == {"prepare", "steps", "evaluate"}
+    assert set(saved["phases"]) == {"prepare", "steps", "evaluate", "save"}
     assert all(seconds > 0 for seconds in saved["phases"].values())
     assert sum(saved["phases"].values()) <= saved["seconds"] + 1.0
     assert lines[-1] == "QUALITY TABLE"
@@ -212,6 +212,22 @@ def test_time_limit_must_be_positive(tmp_path, capsys, limit):
     assert err == ["train: --time-limit must be more than 0 minutes"]
 
 
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--eval-batch-size", "0", "--eval-batch-size must be at least 1"),
+        ("--checkpoint-every", "-1", "--checkpoint-every must be 0 minutes or more"),
+        ("--checkpoint-every", "nan", "--checkpoint-every must be 0 minutes or more"),
+    ],
+)
+def test_evaluation_and_checkpoint_options_are_checked(tmp_path, capsys, option, value, message):
+    status, _, err = run_train(
+        capsys, "--data", str(tmp_path / "nowhere"), "--output", "x", option, value
+    )
+    assert status == cli.EXIT_USAGE
+    assert err == [f"train: {message}"]
+
+
 def test_a_time_limit_ends_training_and_says_so(
     tmp_path_factory, tmp_path, capsys, monkeypatch, one_torch_thread
 ):
@@ -263,3 +279,9 @@ def test_the_trained_model_gets_the_real_quality_table(
     assert "special-token leaks (kept or dropped)" in table
     assert f"model {output} on cpu; codes negation" in table
     assert "2 originals (3 qualified)" in table
+
+
+def test_the_pace_is_in_steps_a_second_or_seconds_a_step():
+    assert training_cli._pace(537, 140.0) == "3.8 steps/s"
+    assert training_cli._pace(102, 1286.6) == "12.6 s/step"  # a 2-core CPU's
+    assert training_cli._pace(10, 10.0) == "1.0 steps/s"

@@ -10,9 +10,10 @@ Whole pairs are held out (`eval_fraction`) before any prompt is made; the loss o
 their prompts is measured each epoch or every `eval_every` steps, the model is kept
 whenever it improves (written at most every `checkpoint_every` seconds, held in memory
 in between, and written at the end), and training stops after `patience` evaluations
-without improvement, so the output holds the best checkpoint. The output directory
-also holds `cfannotate_training.json`, which tells the generator to prompt it in the
-native format. The command line is `training_cli.py`.
+without improvement, so the output holds the best checkpoint. The forward passes run
+under bf16 autocast over fp32 weights where the device computes in bf16 (`precision`).
+The output directory also holds `cfannotate_training.json`, which tells the generator to
+prompt it in the native format. The command line is `training_cli.py`.
 """
 
 import json
@@ -55,6 +56,11 @@ class TrainingExample:
         return f"{self.prompt} {self.answer}"
 
 
+# Mixed precision: "bf16" runs the forward passes under bf16 autocast (matmuls in bf16,
+# losses and softmaxes in fp32) over fp32 weights; "fp32" computes everything in fp32.
+PRECISIONS = ("auto", "bf16", "fp32")
+
+
 @dataclass(frozen=True)
 class TrainingConfig:
     base_model: str
@@ -88,6 +94,9 @@ class TrainingConfig:
     # SmolLM2-135M): in between, the best weights are kept in memory; they are written at
     # the end in any case. 0: each better checkpoint is written at once.
     checkpoint_every: float = 300.0
+    # What the forward passes compute in (`PRECISIONS`); the weights and the optimizer stay
+    # fp32. "auto": bf16 on a GPU or CPU with bf16 arithmetic, fp32 elsewhere.
+    precision: str = "auto"
 
     def __post_init__(self) -> None:
         if min(self.epochs, self.batch_size, self.max_length, self.eval_batch_size) < 1:
@@ -100,6 +109,8 @@ class TrainingConfig:
             raise ValueError("the time limit must be more than 0 seconds")
         if not self.checkpoint_every >= 0:
             raise ValueError("checkpoint_every must be 0 seconds or more")
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}")
 
 
 MIN_PAIRS_FOR_EVAL = 10  # fewer pairs: train on all of them, no early stopping
@@ -136,6 +147,8 @@ class TrainingReport:
     output: str = ""
     sources: dict[str, int] = field(default_factory=dict)  # pairs per data source
     config: dict = field(default_factory=dict)
+    device: str = ""  # where it trained ("cuda:0", "cpu")
+    precision: str = ""  # what the forward passes computed in: "bf16" or "fp32"
 
 
 def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -292,16 +305,44 @@ def _to_device(batch: dict[str, torch.Tensor], device: torch.device) -> dict[str
     return {key: value.pin_memory().to(device, non_blocking=True) for key, value in batch.items()}
 
 
+def resolve_precision(device: torch.device, precision: str = "auto") -> str:
+    """ "bf16" or "fp32": the one named, or for "auto" bf16 where the device computes in bf16
+    (a GPU that supports it, a CPU with bf16 instructions: 1.4x faster a step for
+    SmolLM2-135M on 2 cores, docs/benchmarks.md) and fp32 elsewhere."""
+    from generation.models import cpu_computes_bf16
+
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
+    cuda_bf16 = device.type == "cuda" and torch.cuda.is_bf16_supported()
+    if precision == "bf16" and device.type == "cuda" and not cuda_bf16:
+        raise ValueError("this GPU has no bf16 arithmetic: train with precision fp32")
+    if precision != "auto":
+        return precision
+    if cuda_bf16 or (device.type == "cpu" and cpu_computes_bf16()):
+        return "bf16"
+    return "fp32"
+
+
+def _autocast(device: torch.device, precision: str):
+    """The context the forward passes run in: bf16 autocast, or a disabled one for fp32."""
+    return torch.autocast(device.type, dtype=torch.bfloat16, enabled=precision == "bf16")
+
+
 @torch.no_grad()
-def _eval_loss(model, batches: list[dict], device: torch.device) -> float | None:
-    """The mean loss over every answer token of `batches` (read from the device once)."""
+def _eval_loss(
+    model, batches: list[dict], device: torch.device, precision: str = "fp32"
+) -> float | None:
+    """The mean loss over every answer token of `batches` (read from the device once),
+    computed in `precision` as the training steps are."""
     if not batches:
         return None
     model.eval()
     total, count = torch.zeros((), dtype=torch.float64, device=device), 0
     for batch in batches:
         tokens = int((batch["labels"][:, 1:] != -100).sum())  # counted before the copy
-        total += model(**_to_device(batch, device)).loss.double() * tokens
+        with _autocast(device, precision):
+            loss = model(**_to_device(batch, device)).loss
+        total += loss.double() * tokens
         count += tokens
     return float(total) / max(count, 1)
 
@@ -407,6 +448,7 @@ def train(
     # 2. The base model, optionally with the Polyjuice vocabulary added.
     lm = load_causal_lm(config.base_model, device=config.device, dtype="float32")
     model, tokenizer, device = lm.model, lm.tokenizer, lm.device
+    precision = resolve_precision(device, config.precision)
     if config.add_special_tokens:
         add_polyjuice_tokens(tokenizer, model)
     if tokenizer.pad_token is None:
@@ -427,8 +469,10 @@ def train(
         eval_pairs=len(eval_pairs),
         sources=dict(sources or {}),
         config={key: str(value) for key, value in asdict(config).items()},
+        device=str(device),
+        precision=precision,
     )
-    report.eval_loss_before = _eval_loss(model, eval_batches, device)
+    report.eval_loss_before = _eval_loss(model, eval_batches, device, precision)
 
     report.phases["prepare"] = time.perf_counter() - wall_started
 
@@ -533,11 +577,7 @@ class _TrainingLoop:
         self.steps_per_epoch = math.ceil(len(train_items) / config.batch_size)
         total_steps = max(1, self.steps_per_epoch * config.epochs)
         optimizer, scheduler = _optimizer(self.model, config, total_steps)
-        autocast = (
-            torch.autocast("cuda", dtype=torch.bfloat16)
-            if self.device.type == "cuda"
-            else torch.autocast("cpu", enabled=False)
-        )
+        autocast = _autocast(self.device, report.precision)
         if show_progress:
             from tqdm import tqdm
 
@@ -578,7 +618,7 @@ class _TrainingLoop:
 
     def _evaluate(self) -> None:
         mark = time.perf_counter()
-        loss = _eval_loss(self.model, self.eval_batches, self.device)
+        loss = _eval_loss(self.model, self.eval_batches, self.device, self.report.precision)
         self.model.train()
         self.evaluating += time.perf_counter() - mark
         if loss is None:  # no held-out prompts

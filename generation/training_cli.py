@@ -13,7 +13,7 @@ from pathlib import Path
 from generation.cad_sentiment import DEFAULT_CAD, SENTIMENT_FOLDER
 from generation.pairs import Pair, paired_data, read_pairs
 from generation.tokens import CONTROL_CODES
-from generation.training import TrainingConfig, TrainingReport, train
+from generation.training import PRECISIONS, TrainingConfig, TrainingReport, train
 
 DEFAULT_DATA = DEFAULT_CAD.parent  # ../shared/data beside the checkout
 REPORT_FILE = f"{SENTIMENT_FOLDER}/dev_paired.tsv"  # what the quality report perturbs
@@ -92,10 +92,12 @@ def _pace(steps: int, seconds: float) -> str:
 
 def training_summary(report: TrainingReport) -> str:
     lines = [f"{count} pairs from {name}" for name, count in report.sources.items()]
+    where = f" on {report.device}" if report.device else ""
+    arithmetic = f" in {report.precision}" if report.precision else ""
     lines.append(
         f"{report.train_pairs} pairs trained on ({report.train_examples} prompts), "
         f"{report.eval_pairs} held out ({report.eval_examples} prompts); "
-        f"{_count(report.steps, 'step')}"
+        f"{_count(report.steps, 'step')}{where}{arithmetic}"
     )
     for evaluation in report.evaluations:
         best = "  best" if evaluation.step == report.best_step else ""
@@ -160,6 +162,7 @@ def train_command(args: argparse.Namespace) -> int:
         time_limit=args.time_limit * 60 if args.time_limit else None,
         eval_batch_size=args.eval_batch_size,
         checkpoint_every=args.checkpoint_every * 60,
+        precision=args.precision,
     )
     sources = {name: len(found) for name, found in by_source.items()}
     report = train(config, pairs, show_progress=not args.quiet, sources=sources)
@@ -212,6 +215,13 @@ def add_train_parser(commands) -> None:
     model.add_argument("--batch-size", type=int, default=16)
     model.add_argument("--max-length", type=int, default=120)
     model.add_argument("--device", default="auto")
+    model.add_argument(
+        "--precision",
+        default="auto",
+        choices=PRECISIONS,
+        help="What the forward passes compute in; weights stay fp32 (auto: bf16 on a GPU "
+        "or CPU with bf16 arithmetic, else fp32).",
+    )
     model.add_argument("--seed", type=int, default=0)
     model.add_argument(
         "--add-special-tokens",

@@ -4,8 +4,10 @@ import random
 
 import pytest
 import torch
+from safetensors.torch import load_file
 from tokenizers import ByteLevelBPETokenizer
 from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+from transformers.pytorch_utils import Conv1D
 
 from generation.models import load_causal_lm
 from generation.pairs import Pair
@@ -27,6 +29,7 @@ from generation.training import (
     add_polyjuice_tokens,
     build_examples,
     pair_examples,
+    resolve_precision,
     split_pairs,
     train,
 )
@@ -72,7 +75,8 @@ def _blanked(example: TrainingExample, x: str) -> str:
 
 
 def tiny_config(tmp_path_factory, output, **options) -> TrainingConfig:
-    """Training of the tiny GPT-2 on the CPU, fast enough for a test; `options` replace these."""
+    """Training of the tiny GPT-2 on the CPU, fast enough for a test; `options` replace these
+    (fp32, so that losses are the same on CPUs with and without bf16 arithmetic)."""
     settings = {
         "base_model": str(tiny_lm_directory(tmp_path_factory, "gpt2")),
         "output": output,
@@ -80,6 +84,7 @@ def tiny_config(tmp_path_factory, output, **options) -> TrainingConfig:
         "learning_rate": 5e-3,
         "max_length": 64,
         "device": "cpu",
+        "precision": "fp32",
     }
     return TrainingConfig(**{**settings, **options})
 
@@ -443,6 +448,7 @@ def test_early_stopping_counts_evaluations_since_the_best():
         {"eval_batch_size": 0},
         {"checkpoint_every": -1.0},
         {"checkpoint_every": float("nan")},
+        {"precision": "fp16"},
     ],
 )
 def test_training_config_refuses_bad_values(tmp_path, options):
@@ -493,19 +499,79 @@ def test_training_on_cuda_lowers_the_loss_and_keeps_the_best_checkpoint(tmp_path
     """The GPU path: batches through pinned memory, bf16 autocast, the held-out loss summed
     on the device (`bash bench/gpu/run.sh check` runs this on the device machine)."""
     output = tmp_path / "out"
-    config = tiny_config(tmp_path_factory, output, device="cuda", epochs=3, patience=3)
+    config = tiny_config(
+        tmp_path_factory, output, device="cuda", epochs=3, patience=3, precision="auto"
+    )
 
     report = train(config, PAIRS, show_progress=False)
 
+    assert report.precision == ("bf16" if torch.cuda.is_bf16_supported() else "fp32")
     assert report.eval_loss_after < report.eval_loss_before
     assert report.eval_loss_after == min(evaluation.loss for evaluation in report.evaluations)
     saved = load_causal_lm(output, device="cuda")
     _, held_out = split_pairs(PAIRS, config.eval_fraction, random.Random(config.seed))
     items = _encode(saved.tokenizer, build_examples(held_out), config.max_length)
     batches = _eval_batches(items, 4, saved.tokenizer.pad_token_id or 0)
-    assert _eval_loss(saved.model, batches, saved.device) == pytest.approx(
+    assert _eval_loss(saved.model, batches, saved.device, report.precision) == pytest.approx(
         report.eval_loss_after, rel=1e-3
     )
+
+
+@pytest.mark.parametrize(
+    ("precision", "cpu_bf16", "resolved"),
+    [
+        ("auto", True, "bf16"),
+        ("auto", False, "fp32"),
+        ("fp32", True, "fp32"),
+        ("bf16", False, "bf16"),  # asked for: emulated, slow, but what was asked
+    ],
+)
+def test_precision_auto_is_bf16_on_a_cpu_with_bf16_arithmetic(
+    monkeypatch, precision, cpu_bf16, resolved
+):
+    monkeypatch.setattr("generation.models.cpu_computes_bf16", lambda: cpu_bf16)
+
+    assert resolve_precision(torch.device("cpu"), precision) == resolved
+
+
+def test_an_unknown_precision_is_refused():
+    with pytest.raises(ValueError, match="auto, bf16, fp32"):
+        resolve_precision(torch.device("cpu"), "fp16")
+
+
+class DtypeRecorder:
+    """The dtypes the tiny GPT-2's projections compute in, in training and in evaluation."""
+
+    def __init__(self) -> None:
+        self.seen: dict[bool, set[torch.dtype]] = {True: set(), False: set()}
+
+    def __call__(self, module, inputs, output) -> None:
+        if isinstance(module, Conv1D):
+            self.seen[module.training].add(output.dtype)
+
+
+@pytest.mark.parametrize(
+    ("precision", "dtype"), [("bf16", torch.bfloat16), ("fp32", torch.float32)]
+)
+def test_training_computes_in_the_precision_asked_over_fp32_weights(
+    tmp_path_factory, tmp_path, one_torch_thread, precision, dtype
+):
+    output = tmp_path / "out"
+    config = tiny_config(tmp_path_factory, output, epochs=3, patience=3, precision=precision)
+    recorder = DtypeRecorder()
+    hook = torch.nn.modules.module.register_module_forward_hook(recorder)
+    try:
+        report = train(config, PAIRS, show_progress=False)
+    finally:
+        hook.remove()
+
+    assert (report.precision, report.device) == (precision, "cpu")
+    assert recorder.seen == {True: {dtype}, False: {dtype}}  # the steps and the held-out loss
+    assert report.eval_loss_after < report.eval_loss_before
+    weights = load_file(output / "model.safetensors")  # the optimizer's fp32 weights
+    assert {tensor.dtype for tensor in weights.values()} == {torch.float32}
+    stored = json.loads((output / "cfannotate_training.json").read_text())
+    assert stored["precision"] == precision
 
 
 class StepClock:

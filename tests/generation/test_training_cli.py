@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from generation import cli, training_cli
+from generation.training import resolve_precision
 from tests.generation.test_pairs import CAD_HEADER, _write_tsv, write_cad_folder
 from tests.generation.tiny_models import tiny_lm_directory
 
@@ -112,6 +113,8 @@ def test_train_on_every_pair_file_under_a_folder_ends_with_the_quality_table(
         "1 pairs from cad/NLI_revised_premise/train",
     ]
     assert lines[3].startswith("11 pairs trained on") and "1 held out" in lines[3]
+    # Where and in what it trained: bf16 autocast on a CPU with bf16 arithmetic.
+    assert lines[3].endswith(f" on cpu in {resolve_precision(torch.device('cpu'))}")
     assert sum("held-out loss" in line for line in lines) == 2  # one evaluation per epoch
     assert any(line.endswith("best") for line in lines)
     assert f"model saved to {output}" in lines
@@ -156,6 +159,29 @@ def test_no_report_skips_the_table_and_max_pairs_samples(
     assert status == 0, err
     assert "5 pairs trained on" in out  # below ten pairs nothing is held out
     assert "held-out loss" not in out
+
+
+@pytest.mark.parametrize("precision", ["bf16", "fp32"])
+def test_the_precision_asked_for_is_used_and_said(
+    tmp_path_factory, tmp_path, capsys, monkeypatch, one_torch_thread, precision
+):
+    status, out, err = train_without_report(
+        capsys, monkeypatch, tmp_path_factory, tmp_path, "--precision", precision
+    )
+
+    assert status == 0, err
+    assert f" on cpu in {precision}\n" in out
+    saved = json.loads((tmp_path / "model" / "cfannotate_training.json").read_text())
+    assert (saved["precision"], saved["config"]["precision"]) == (precision, precision)
+
+
+def test_an_unknown_precision_is_a_usage_error(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["train", "--output", "x", "--precision", "fp16"])
+
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --precision: invalid choice: 'fp16'" in err and "Traceback" not in err
 
 
 def test_a_missing_data_folder_is_one_line_exit_2(tmp_path, capsys):

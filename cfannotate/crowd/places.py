@@ -16,9 +16,10 @@ from django.utils import timezone
 from cfannotate.campaigns.models import Campaign
 from cfannotate.core.exceptions import CfannotateError, Conflict, InvalidInput
 from cfannotate.crowd.models import ActionKind, ActionOutcome, Platform, PlatformAction, Publication
+from cfannotate.crowd.platform_calls import platform_call
 from cfannotate.crowd.providers import provider_for
 from cfannotate.crowd.selectors import PLACES_CAP, places_short, study_places
-from cfannotate.crowd.services import platform_action_begin, platform_action_finish
+from cfannotate.crowd.services import platform_action_begin
 
 logger = logging.getLogger(__name__)
 
@@ -62,17 +63,12 @@ def publication_places_add(*, publication: Publication, places: object) -> Publi
         campaign=publication.campaign,
         publication=publication,
     )
-    try:
-        result = provider_for(publication.platform).places_set(publication=publication, total=total)
-    except CfannotateError as error:
-        platform_action_finish(action=action, outcome=ActionOutcome.FAILED, error=error.message)
-        raise
-    platform_action_finish(
-        action=action,
-        outcome=ActionOutcome.SUCCEEDED,
-        request_id=result.request_id,
-        response=result.response,
-    )
+    with platform_call(
+        action, fix="Sync the status to see the study's places on Prolific."
+    ) as call:
+        call.answered(
+            provider_for(publication.platform).places_set(publication=publication, total=total)
+        )
     return publication
 
 

@@ -1,6 +1,5 @@
 """Writes that put a campaign on a platform and keep it in step: publish, create a study, sync."""
 
-import logging
 import secrets
 
 from django.db import transaction
@@ -9,15 +8,14 @@ from django.urls import reverse
 from cfannotate.campaigns.models import Campaign, CampaignStatus
 from cfannotate.core.exceptions import CfannotateError, Conflict, InvalidInput
 from cfannotate.core.worker_tokens import entry_token
-from cfannotate.crowd.models import ActionKind, ActionOutcome, Platform, Publication
+from cfannotate.crowd.models import ActionKind, Platform, Publication
+from cfannotate.crowd.platform_calls import platform_call
 from cfannotate.crowd.providers import provider_for
-from cfannotate.crowd.providers.base import PlatformError, SyncReport
+from cfannotate.crowd.providers.base import SyncReport
 from cfannotate.crowd.providers.mturk import MTurkOptions
 from cfannotate.crowd.providers.prolific import ProlificOptions
-from cfannotate.crowd.services import platform_action_begin, platform_action_finish
+from cfannotate.crowd.services import platform_action_begin
 from cfannotate.labeling.assignments import assignments_expire
-
-logger = logging.getLogger(__name__)
 
 
 def entry_url(*, publication: Publication, base_url: str) -> str:
@@ -68,31 +66,20 @@ def _publish(
         platform=platform, action=ActionKind.PUBLISH, campaign=campaign, publication=publication
     )
     try:
-        try:
+        with platform_call(
+            action,
+            fix="Sync the status to see what was created on the platform before trying again.",
+        ) as call:
             provider_for(platform).publish(
                 publication=publication,
                 entry_url=entry_url(publication=publication, base_url=base_url),
             )
-        except (KeyError, TypeError, ValueError, AttributeError) as error:
-            # An answer of a shape the provider did not expect: the page says so in words,
-            # the log keeps the trace.
-            logger.exception("Publishing campaign %s on %s failed", campaign.pk, platform)
-            raise PlatformError(
-                f"{publication.get_platform_display()} answered in a way cfannotate did not "
-                f"expect ({error.__class__.__name__}); the server log has the details.",
-                fix="Sync the status to see what was created on the platform before trying again.",
-            ) from None
-    except CfannotateError as error:
+            call.request_id = publication.external_id
+            call.response = {"hits": list(publication.hits.values_list("hit_id", flat=True))}
+    except CfannotateError:
         if not publication.external_id:
             Publication.objects.filter(pk=publication.pk).update(status="failed")
-        platform_action_finish(action=action, outcome=ActionOutcome.FAILED, error=error.message)
         raise
-    platform_action_finish(
-        action=action,
-        outcome=ActionOutcome.SUCCEEDED,
-        request_id=publication.external_id,
-        response={"hits": list(publication.hits.values_list("hit_id", flat=True))},
-    )
     return publication
 
 
@@ -143,19 +130,15 @@ def platform_sync(*, campaign: Campaign) -> SyncReport:
             publication=publication,
         )
         try:
-            found = provider_for(publication.platform).sync(publication=publication)
+            with platform_call(action, fix="Sync again later.") as call:
+                found = provider_for(publication.platform).sync(publication=publication)
+                call.response = {"summary": found.summary(), "problems": found.problems}
         except CfannotateError as error:
-            platform_action_finish(action=action, outcome=ActionOutcome.FAILED, error=error.message)
             fix = getattr(error, "fix", "")
             report.problems.append(
                 f"{publication.get_platform_display()}: {error.message}"
                 + (f" What to fix: {fix}" if fix else "")
             )
             continue
-        platform_action_finish(
-            action=action,
-            outcome=ActionOutcome.SUCCEEDED,
-            response={"summary": found.summary(), "problems": found.problems},
-        )
         report.merge(found)
     return report

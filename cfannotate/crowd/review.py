@@ -35,6 +35,7 @@ from cfannotate.crowd.models import (
     ReviewDecision,
     Worker,
 )
+from cfannotate.crowd.platform_calls import platform_call
 from cfannotate.crowd.providers import provider_for
 from cfannotate.crowd.providers.base import ActionResult, PlatformError
 from cfannotate.crowd.services import (
@@ -65,21 +66,12 @@ def _message(text: str, *, field: str, required: bool) -> str:
     return text
 
 
-def _run(action: PlatformAction, call) -> ActionResult:
+def _run(action: PlatformAction, ask) -> ActionResult:
     """Ask the platform, then finish the logged action with what it answered."""
-    try:
-        result = call()
-    except CfannotateError as error:
-        platform_action_finish(action=action, outcome=ActionOutcome.FAILED, error=error.message)
-        raise
-    except Exception as error:
-        platform_action_finish(action=action, outcome=ActionOutcome.FAILED, error=repr(error))
-        raise
-    outcome = ActionOutcome.LOCAL if result.local_only else ActionOutcome.SUCCEEDED
-    platform_action_finish(
-        action=action, outcome=outcome, request_id=result.request_id, response=result.response
-    )
-    return result
+    with platform_call(
+        action, fix="Check the assignment on the platform before trying again."
+    ) as call:
+        return call.answered(ask())
 
 
 def _begin(assignment: Assignment, action: str, **fields) -> PlatformAction:

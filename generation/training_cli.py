@@ -163,6 +163,7 @@ def train_command(args: argparse.Namespace) -> int:
         eval_batch_size=args.eval_batch_size,
         checkpoint_every=args.checkpoint_every * 60,
         precision=args.precision,
+        group_by_length=not args.no_group_by_length,
     )
     sources = {name: len(found) for name, found in by_source.items()}
     report = train(config, pairs, show_progress=not args.quiet, sources=sources)
@@ -221,6 +222,12 @@ def add_train_parser(commands) -> None:
         choices=PRECISIONS,
         help="What the forward passes compute in; weights stay fp32 (auto: bf16 on a GPU "
         "or CPU with bf16 arithmetic, else fp32).",
+    )
+    model.add_argument(
+        "--no-group-by-length",
+        action="store_true",
+        help="Batch prompts in random order (default: batches of prompts of similar length, "
+        "far less padding).",
     )
     model.add_argument("--seed", type=int, default=0)
     model.add_argument(

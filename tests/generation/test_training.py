@@ -28,6 +28,7 @@ from generation.training import (
     _optimizer,
     add_polyjuice_tokens,
     build_examples,
+    epoch_batches,
     pair_examples,
     resolve_precision,
     split_pairs,
@@ -572,6 +573,81 @@ def test_training_computes_in_the_precision_asked_over_fp32_weights(
     assert {tensor.dtype for tensor in weights.values()} == {torch.float32}
     stored = json.loads((output / "cfannotate_training.json").read_text())
     assert stored["precision"] == precision
+
+
+def _items(lengths: list[int]) -> list[dict]:
+    return [
+        {"input_ids": [index] * length, "labels": [index] * length}
+        for index, length in enumerate(lengths)
+    ]
+
+
+def _useful_share(batches: list[list[dict]]) -> float:
+    """Prompt tokens over the positions the padded batches compute."""
+    real = sum(len(item["input_ids"]) for batch in batches for item in batch)
+    return real / sum(len(batch) * max(len(i["input_ids"]) for i in batch) for batch in batches)
+
+
+@pytest.mark.parametrize("group_by_length", [True, False], ids=["grouped", "random"])
+def test_an_epoch_batches_every_item_once(group_by_length):
+    items = _items([random.Random(index).randint(20, 120) for index in range(2_003)])
+
+    batches = epoch_batches(items, 16, random.Random(0), group_by_length=group_by_length)
+
+    assert len(batches) == math.ceil(len(items) / 16)
+    assert sorted(item["input_ids"][0] for batch in batches for item in batch) == list(
+        range(len(items))
+    )
+    assert sorted(len(batch) for batch in batches)[1:] == [16] * (len(batches) - 1)
+    again = epoch_batches(items, 16, random.Random(0), group_by_length=group_by_length)
+    assert again == batches  # the seed decides the order
+    assert epoch_batches(items, 16, random.Random(1), group_by_length=group_by_length) != batches
+
+
+def test_grouped_batches_are_nearly_all_prompt_and_the_longest_comes_first():
+    # Lengths spread as CAD's prompts are (24 to 120 tokens, most near 50).
+    rng = random.Random(0)
+    items = _items([min(120, max(24, int(rng.lognormvariate(3.9, 0.35)))) for _ in range(20_000)])
+
+    grouped = epoch_batches(items, 16, random.Random(0), group_by_length=True)
+    in_random_order = epoch_batches(items, 16, random.Random(0), group_by_length=False)
+
+    assert _useful_share(grouped) > 0.95
+    assert _useful_share(in_random_order) < 0.75
+    widths = [max(len(item["input_ids"]) for item in batch) for batch in grouped]
+    assert widths[0] == max(widths)  # a batch too big for the device fails at step one
+    assert widths[1:] != sorted(widths[1:])  # the rest in random order, not by length
+    assert grouped[0] != in_random_order[0]
+
+
+@pytest.mark.parametrize(("count", "group"), [(543, 16), (4_000, 192), (40_000, 800)])
+def test_a_group_is_a_small_share_of_the_prompts(count, group):
+    """Sorted groups of most of a small set's prompts would fill batches with the prompts
+    of a few pairs (they have nearly the same length): a group holds 1/20 of them at most."""
+    items = _items([20 + index % 100 for index in range(count)])
+    shuffled = list(items)
+    random.Random(0).shuffle(shuffled)  # as `epoch_batches` shuffles them first
+    group_of = {item["input_ids"][0]: position // group for position, item in enumerate(shuffled)}
+
+    batches = epoch_batches(items, 16, random.Random(0), group_by_length=True)
+
+    for batch in batches:  # every batch holds the items of one group
+        assert len({group_of[item["input_ids"][0]] for item in batch}) == 1
+    if group > 16:  # and the groups were sorted: far less padding than the shuffled order
+        in_order = [shuffled[start : start + 16] for start in range(0, count, 16)]
+        assert _useful_share(batches) > _useful_share(in_order) + 0.1
+
+
+def test_without_grouping_an_epoch_is_the_items_shuffled_and_cut():
+    items = _items(list(range(1, 38)))
+    rng = random.Random(5)
+    expected = list(items)
+    rng.shuffle(expected)
+
+    batches = epoch_batches(items, 8, random.Random(5), group_by_length=False)
+
+    assert batches == [expected[start : start + 8] for start in range(0, 37, 8)]
+    assert items == _items(list(range(1, 38)))  # the caller's list is left as it was
 
 
 class StepClock:

@@ -175,6 +175,19 @@ def test_the_precision_asked_for_is_used_and_said(
     assert (saved["precision"], saved["config"]["precision"]) == (precision, precision)
 
 
+@pytest.mark.parametrize(
+    ("option", "grouped"), [((), "True"), (("--no-group-by-length",), "False")]
+)
+def test_batches_are_grouped_by_length_unless_told_not_to(
+    tmp_path_factory, tmp_path, capsys, monkeypatch, one_torch_thread, option, grouped
+):
+    status, _, err = train_without_report(capsys, monkeypatch, tmp_path_factory, tmp_path, *option)
+
+    assert status == 0, err
+    saved = json.loads((tmp_path / "model" / "cfannotate_training.json").read_text())
+    assert saved["config"]["group_by_length"] == grouped
+
+
 def test_an_unknown_precision_is_a_usage_error(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["train", "--output", "x", "--precision", "fp16"])

@@ -5,6 +5,7 @@ and an answer of a shape the provider did not expect is an error in words
 import logging
 
 import pytest
+from django.urls import reverse
 
 from cfannotate.core.exceptions import Conflict
 from cfannotate.crowd.models import ActionKind, ActionOutcome, PlatformAction
@@ -108,3 +109,19 @@ def test_a_sync_answered_in_a_shape_not_expected_is_a_problem_in_the_report(camp
     action = PlatformAction.objects.get(action=ActionKind.SYNC)
     assert action.outcome == ActionOutcome.FAILED and action.finished_at is not None
     assert not PlatformAction.objects.filter(outcome=ActionOutcome.PENDING).exists()
+
+
+def test_the_page_says_what_a_sync_did_not_understand(client, campaign, prolific):
+    """The researcher's Sync button: the problem in words on the page, not a server error."""
+    study = make_prolific_publication(campaign)
+    prolific.studies[study.external_id] = {"id": study.external_id, "status": "ACTIVE"}
+    prolific.refuse["submissions"] = (200, {"results": [["a", "list"]], "next": None})
+    client.force_login(campaign.owner)
+
+    response = client.post(
+        reverse("crowd-sync", args=[campaign.id]), headers={"HX-Request": "true"}
+    )
+
+    assert response.status_code == 200
+    assert "Prolific answered in a way cfannotate did not expect (AttributeError)" in response.text
+    assert "Sync again later." in response.text

@@ -309,9 +309,9 @@ def _to_device(batch: dict[str, torch.Tensor], device: torch.device) -> dict[str
 
 
 def resolve_precision(device: torch.device, precision: str = "auto") -> str:
-    """ "bf16" or "fp32": the one named, or for "auto" bf16 where the device computes in bf16
-    (a GPU that supports it, a CPU with bf16 instructions: 1.4x faster a step for
-    SmolLM2-135M on 2 cores, docs/benchmarks.md) and fp32 elsewhere."""
+    """What to train in, bf16 or fp32: the one named, or for "auto" bf16 where the device
+    computes in bf16 (a GPU that supports it, a CPU with bf16 instructions: 1.4x faster a
+    step for SmolLM2-135M on 2 cores, docs/benchmarks.md) and fp32 elsewhere."""
     from generation.models import cpu_computes_bf16
 
     if precision not in PRECISIONS:

@@ -13,7 +13,13 @@ from pathlib import Path
 from generation.cad_sentiment import DEFAULT_CAD, SENTIMENT_FOLDER
 from generation.pairs import Pair, paired_data, read_pairs
 from generation.tokens import CONTROL_CODES
-from generation.training import PRECISIONS, TrainingConfig, TrainingReport, train
+from generation.training import (
+    PRECISIONS,
+    TrainingConfig,
+    TrainingReport,
+    resolve_precision,
+    train,
+)
 
 DEFAULT_DATA = DEFAULT_CAD.parent  # ../shared/data beside the checkout
 REPORT_FILE = f"{SENTIMENT_FOLDER}/dev_paired.tsv"  # what the quality report perturbs
@@ -136,7 +142,9 @@ def train_command(args: argparse.Namespace) -> int:
         raise ValueError("--eval-batch-size must be at least 1")
     if not args.checkpoint_every >= 0:
         raise ValueError("--checkpoint-every must be 0 minutes or more")
-    resolve_device(args.device)  # a device this machine lacks stops here, not after the data
+    # A device this machine lacks, or bf16 asked of a GPU without it, stops here, not after
+    # the data was read and the prompts made.
+    resolve_precision(resolve_device(args.device), args.precision)
     # 1. The pairs, and the report's data checked before hours of training.
     by_source = read_training_pairs(args)
     report_folder = report_data(args)

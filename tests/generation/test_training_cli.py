@@ -188,6 +188,21 @@ def test_batches_are_grouped_by_length_unless_told_not_to(
     assert saved["config"]["group_by_length"] == grouped
 
 
+def test_bf16_asked_of_a_gpu_without_it_is_refused_before_the_data_is_read(
+    tmp_path, capsys, monkeypatch
+):
+    # A GPU without bf16 arithmetic (a V100, say), whatever this machine has.
+    monkeypatch.setattr("generation.models.resolve_device", lambda name: torch.device("cuda"))
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *args, **kwargs: False)
+
+    status, out, err = run_train(
+        capsys, "--data", str(tmp_path / "nowhere"), "--output", "x", "--precision", "bf16"
+    )
+
+    assert (status, out) == (cli.EXIT_USAGE, "")
+    assert err == ["train: this GPU has no bf16 arithmetic: train with precision fp32"]
+
+
 def test_an_unknown_precision_is_a_usage_error(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["train", "--output", "x", "--precision", "fp16"])

@@ -198,6 +198,47 @@ def test_continuous_batching_enforces_the_whole_rule_without_a_second_pass(
     assert all(text and not breaks_format(text) for text in texts), texts
 
 
+def test_prompts_that_break_the_rule_without_it_in_the_manager_are_decoded_again(
+    tmp_path_factory, monkeypatch, caplog
+):
+    """Asynchronous batching (CUDA) keeps its last token on the device, so the rule cannot
+    run inside the manager: prompts whose continuations break it go back to our loop. The
+    same on the CPU, with the rule left out of the manager as asynchronous batching leaves
+    it: the redone prompts get the loop's text, each prompt's result is handed on once, and
+    the results keep their prompts' order."""
+    from generation.engines import continuous
+
+    lm = load_causal_lm(tiny_lm_directory(tmp_path_factory, "llama"), device="cpu")
+    monkeypatch.setattr(continuous, "_processor_first", lambda manager, processor: None)
+    redone: list[list] = []
+
+    def loop_again(lm_, prompts, *args, **kwargs):
+        redone.append(list(prompts))
+        return generate_continuations(lm_, prompts, *args, **kwargs)
+
+    monkeypatch.setattr(continuous, "generate_continuations", loop_again)
+    prompts, lengths = PROMPTS * 2, [1, 12, 1, 12]  # one token cannot break the format
+    handed: dict[int, list] = {}
+    hook = _forced_to_break_the_format(lm)
+    try:
+        with caplog.at_level(logging.INFO, logger="generation.engines.continuous"):
+            outputs = make_engine("continuous", lm=lm).generate(
+                prompts,
+                lengths,
+                GREEDY,
+                on_result=lambda index, texts: handed.setdefault(index, []).append(texts),
+            )
+        loop = generate_continuations(lm, prompts, lengths, GREEDY)
+    finally:
+        hook.remove()
+
+    assert redone == [[prompts[1], prompts[3]]]  # the long ones broke the rule
+    assert "2 prompts broke the writing rule; our loop decodes them again" in caplog.text
+    assert outputs == loop
+    assert all(not breaks_format(texts[0]) for texts in outputs)
+    assert handed == {index: [texts] for index, texts in enumerate(outputs)}
+
+
 class _Request:
     def __init__(self, request_id: str, tokens: list[int]) -> None:
         self.request_id, self.generated_tokens = request_id, tokens

@@ -7,6 +7,7 @@
 #   bash bench/gpu/run.sh check      # the CUDA checks (packed attention's kernel, a training run)
 #   bash bench/gpu/run.sh train ...  # python -m generation train on every CAD pair packed,
 #                                    # into var/gpu/models/polyjuice-cad, then its quality table
+#   bash bench/gpu/run.sh steps ...  # bench/training.py: a training step, ours against the old
 #   bash bench/gpu/run.sh session    # a GPU session's standard measurements, about 9 minutes
 #                                    # at most: each step has its own time limit and its log
 #                                    # goes to $OUT (the device tool's) or var/gpu/logs
@@ -21,7 +22,7 @@ receive)
   mkdir -p "$STORE" && cp "${2:?give the part directory}"/* "$STORE"/
   echo "run.sh: $(ls "$STORE" | wc -l) files in $STORE"
   ;;
-bench | check | train)
+bench | check | train | steps)
   if [ ! -f "$SITE/.installed" ]; then
     if ! compgen -G "$STORE/*.whl" >/dev/null; then
       echo "run.sh: no wheels in $STORE: pack them with bench/gpu/pack.sh and" \
@@ -51,6 +52,8 @@ bench | check | train)
   if [ "$command" = check ]; then  # no Django there: the checks run without the suite's conftest
     "$PYTHON" -m pytest -q --noconftest -p no:cacheprovider tests/generation/test_varlen_attention.py \
       tests/generation/test_training.py::test_training_on_cuda_lowers_the_loss_and_keeps_the_best_checkpoint
+  elif [ "$command" = steps ]; then
+    "$PYTHON" bench/training.py --device cuda --data "$ROOT/var/gpu/cad" "$@"
   elif [ "$command" = train ]; then  # options given after these replace them
     "$PYTHON" -m generation train --device cuda --data "$ROOT/var/gpu/cad" \
       --output "$ROOT/var/gpu/models/polyjuice-cad" "$@"
@@ -80,7 +83,8 @@ session)
   ;;
 *)
   echo "usage: bench/gpu/run.sh receive DIR | bench [bench/generation.py options] | check" \
-    "| train [python -m generation train options] | session" >&2
+    "| train [python -m generation train options] | steps [bench/training.py options]" \
+    "| session" >&2
   exit 2
   ;;
 esac

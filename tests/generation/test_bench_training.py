@@ -1,0 +1,69 @@
+"""bench/training.py: the step benchmark runs at a tiny size (tiny model, CAD-shaped pairs)
+and prints its RESULT line; bad options are one usage line."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.training import useful_share
+from tests.generation.test_training_cli import data_folder
+from tests.generation.tiny_models import tiny_lm_directory
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _run(*options: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "bench/training.py", *options],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+def test_the_share_of_positions_that_are_prompt():
+    short, long = {"input_ids": [1] * 2}, {"input_ids": [1] * 6}
+    assert useful_share([[short, long]]) == 8 / 12
+    assert useful_share([[short, short], [long]]) == 1.0
+
+
+def test_the_benchmark_times_every_side_and_prints_its_result(tmp_path_factory, tmp_path):
+    data_folder(tmp_path / "data")
+    model = tiny_lm_directory(tmp_path_factory, "gpt2")
+
+    done = _run(
+        "--data", str(tmp_path / "data"), "--model", str(model), "--device", "cpu",
+        "--pairs", "12", "--steps", "2", "--batch-size", "4",
+    )  # fmt: skip
+
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert lines[0].startswith("12 pairs, ") and "2 timed steps a side, on cpu" in lines[0]
+    sides = [line for line in lines if " s a step, " in line]
+    assert any("fp32 random batches" in line for line in sides)
+    assert any("grouped by length" in line for line in sides)
+    result = re.fullmatch(
+        r"RESULT training ratio=(\S+) seconds_per_step=(\S+) baseline_seconds_per_step=(\S+) "
+        r"precision=(bf16|fp32) useful_share=(\S+) baseline_useful_share=(\S+) device=cpu",
+        lines[-1],
+    )
+    assert result, lines[-1]
+    ratio, ours, baseline = (float(result.group(index)) for index in (1, 2, 3))
+    assert ours > 0 and baseline > 0
+    assert ratio == pytest.approx(baseline / ours, rel=0.05)  # the seconds are rounded
+    assert 0 < float(result.group(6)) <= float(result.group(5)) <= 1
+
+
+def test_bad_options_are_one_usage_line(tmp_path):
+    steps = _run("--steps", "0")
+    assert steps.returncode == 2
+    assert "--pairs, --steps and --batch-size must be at least 1" in steps.stderr
+    missing = _run("--data", str(tmp_path / "nowhere"))
+    assert missing.returncode == 2
+    assert f"no data folder {tmp_path / 'nowhere'}" in missing.stderr
+    assert "Traceback" not in steps.stderr + missing.stderr

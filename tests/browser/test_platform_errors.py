@@ -5,6 +5,7 @@ import pytest
 
 from cfannotate.crowd import campaign_views
 from tests.browser.conftest import log_in
+from tests.crowd.conftest import make_prolific_publication
 from tests.factories import make_labeling_campaign, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -64,3 +65,27 @@ def test_a_whole_error_page_is_said_in_words_and_not_swapped_in(live_server, pag
     assert page.get_by_role("heading", name="Something went wrong on the server").count() == 0
     assert page.get_by_role("heading", name="Crowd platforms").is_visible()
     assert page.get_by_role("button", name="New invitation link").is_visible()
+
+
+def test_a_sync_answer_not_understood_is_said_in_the_page(live_server, page, prolific):
+    """Prolific answers a page of submissions that are not objects: the Sync button's
+    block says so in words, with what to do, and the page stays as it was around it."""
+    campaign = _platforms_page(live_server, page, "ines")
+    study = make_prolific_publication(campaign)
+    prolific.studies[study.external_id] = {"id": study.external_id, "status": "ACTIVE"}
+    prolific.refuse["submissions"] = (200, {"results": ["not a submission"], "next": None})
+    page.reload()
+
+    page.get_by_role("button", name="Sync status").click()
+
+    notice = page.locator("p.notice", has_text="answered in a way cfannotate did not expect")
+    notice.wait_for()
+    assert notice.inner_text() == (
+        "Prolific: Prolific answered in a way cfannotate did not expect (AttributeError); "
+        "the server log has the details. What to fix: Sync again later."
+    )
+    # The failed sync is in the block's log of platform actions too, not left pending.
+    assert page.get_by_role("cell", name="Refused, unreachable or not").count() >= 1
+    assert page.get_by_role("cell", name="Sent, no answer yet").count() == 0
+    assert not page.locator("#request-problem").is_visible()  # no server error
+    assert page.get_by_role("heading", name="Crowd platforms").is_visible()

@@ -39,24 +39,16 @@ from generation.models import DEFAULT_MODEL, load_causal_lm  # noqa: E402
 from generation.pairs import paired_data  # noqa: E402
 from generation.training import (  # noqa: E402
     TrainingConfig,
-    _autocast,
-    _collate,
     _encode,
     _optimizer,
-    _to_device,
     build_examples_pooled,
     epoch_batches,
     example_workers,
+    optimizer_step,
     resolve_precision,
+    useful_share,
 )
 from generation.training_cli import DEFAULT_DATA  # noqa: E402
-
-
-def useful_share(batches: list[list[dict]]) -> float:
-    """Prompt tokens over the positions the padded batches compute."""
-    real = sum(len(item["input_ids"]) for batch in batches for item in batch)
-    padded = sum(len(batch) * max(len(item["input_ids"]) for item in batch) for batch in batches)
-    return real / padded
 
 
 def time_steps(lm, start_state, batches, precision, pad_id) -> list[float]:
@@ -69,14 +61,7 @@ def time_steps(lm, start_state, batches, precision, pad_id) -> list[float]:
     seconds = []
     for batch in batches:
         mark = time.perf_counter()
-        tensors = _to_device(_collate(batch, pad_id), device)
-        with _autocast(device, precision):
-            loss = model(**tensors).loss
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        scheduler.step()
-        optimizer.zero_grad(set_to_none=True)
+        optimizer_step(model, batch, optimizer, scheduler, pad_id, precision)
         if device.type == "cuda":
             torch.cuda.synchronize()
         seconds.append(time.perf_counter() - mark)

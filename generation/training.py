@@ -580,7 +580,6 @@ class _TrainingLoop:
         self.steps_per_epoch = math.ceil(len(train_items) / config.batch_size)
         total_steps = max(1, self.steps_per_epoch * config.epochs)
         optimizer, scheduler = _optimizer(self.model, config, total_steps)
-        autocast = _autocast(self.device, report.precision)
         if show_progress:
             from tqdm import tqdm
 
@@ -590,14 +589,9 @@ class _TrainingLoop:
             for chunk in epoch_batches(
                 train_items, config.batch_size, rng, group_by_length=config.group_by_length
             ):
-                batch = _to_device(_collate(chunk, self.pad_id), self.device)
-                with autocast:
-                    loss = self.model(**batch).loss
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
-                optimizer.step()
-                scheduler.step()
-                optimizer.zero_grad(set_to_none=True)
+                optimizer_step(
+                    self.model, chunk, optimizer, scheduler, self.pad_id, report.precision
+                )
                 report.steps += 1
                 if self.bar is not None:
                     self.bar.update(1)
@@ -680,6 +674,26 @@ def epoch_batches(
 def _tokens(batch: list[dict]) -> int:
     """Positions a batch computes, padding included."""
     return len(batch) * max(len(item["input_ids"]) for item in batch)
+
+
+def useful_share(batches: list[list[dict]]) -> float:
+    """The share of the positions that padded `batches` compute which are prompt tokens."""
+    real = sum(len(item["input_ids"]) for batch in batches for item in batch)
+    return real / sum(_tokens(batch) for batch in batches)
+
+
+def optimizer_step(model, chunk: list[dict], optimizer, scheduler, pad_id: int, precision: str):
+    """One training step on `chunk` (encoded prompts): forward in `precision`, backward,
+    gradients clipped to norm 1, AdamW and the schedule stepped."""
+    device = next(model.parameters()).device
+    batch = _to_device(_collate(chunk, pad_id), device)
+    with _autocast(device, precision):
+        loss = model(**batch).loss
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    scheduler.step()
+    optimizer.zero_grad(set_to_none=True)
 
 
 def _chunks(items: list, size: int) -> list[list]:

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from bench.training import useful_share
 from tests.generation.test_training_cli import data_folder
 from tests.generation.tiny_models import tiny_lm_directory
 
@@ -24,12 +23,6 @@ def _run(*options: str) -> subprocess.CompletedProcess:
         timeout=600,
         check=False,
     )
-
-
-def test_the_share_of_positions_that_are_prompt():
-    short, long = {"input_ids": [1] * 2}, {"input_ids": [1] * 6}
-    assert useful_share([[short, long]]) == 8 / 12
-    assert useful_share([[short, short], [long]]) == 1.0
 
 
 def test_the_benchmark_times_every_side_and_prints_its_result(tmp_path_factory, tmp_path):

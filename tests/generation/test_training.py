@@ -33,6 +33,7 @@ from generation.training import (
     resolve_precision,
     split_pairs,
     train,
+    useful_share,
 )
 from tests.generation.tiny_models import build_tiny_tokenizer, tiny_lm_directory
 
@@ -582,10 +583,10 @@ def _items(lengths: list[int]) -> list[dict]:
     ]
 
 
-def _useful_share(batches: list[list[dict]]) -> float:
-    """Prompt tokens over the positions the padded batches compute."""
-    real = sum(len(item["input_ids"]) for batch in batches for item in batch)
-    return real / sum(len(batch) * max(len(i["input_ids"]) for i in batch) for batch in batches)
+def test_the_share_of_positions_that_are_prompt():
+    short, long = {"input_ids": [1] * 2}, {"input_ids": [1] * 6}
+    assert useful_share([[short, long]]) == 8 / 12
+    assert useful_share([[short, short], [long]]) == 1.0
 
 
 @pytest.mark.parametrize("group_by_length", [True, False], ids=["grouped", "random"])
@@ -612,8 +613,8 @@ def test_grouped_batches_are_nearly_all_prompt_and_the_longest_comes_first():
     grouped = epoch_batches(items, 16, random.Random(0), group_by_length=True)
     in_random_order = epoch_batches(items, 16, random.Random(0), group_by_length=False)
 
-    assert _useful_share(grouped) > 0.95
-    assert _useful_share(in_random_order) < 0.75
+    assert useful_share(grouped) > 0.95
+    assert useful_share(in_random_order) < 0.75
     widths = [max(len(item["input_ids"]) for item in batch) for batch in grouped]
     assert widths[0] == max(widths)  # a batch too big for the device fails at step one
     assert widths[1:] != sorted(widths[1:])  # the rest in random order, not by length
@@ -635,7 +636,7 @@ def test_a_group_is_a_small_share_of_the_prompts(count, group):
         assert len({group_of[item["input_ids"][0]] for item in batch}) == 1
     if group > 16:  # and the groups were sorted: far less padding than the shuffled order
         in_order = [shuffled[start : start + 16] for start in range(0, count, 16)]
-        assert _useful_share(batches) > _useful_share(in_order) + 0.1
+        assert useful_share(batches) > useful_share(in_order) + 0.1
 
 
 def test_without_grouping_an_epoch_is_the_items_shuffled_and_cut():

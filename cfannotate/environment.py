@@ -59,6 +59,21 @@ def env_float(name: str, default: float | None) -> float | None:
     return value
 
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def env_log_level(name: str, default: str) -> str:
+    """A logging level by name, any case; a typo stops the start with one sentence rather
+    than with the logging module's "Unable to configure root logger"."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    level = raw.strip().upper()
+    if level not in LOG_LEVELS:
+        raise ImproperlyConfigured(f"{name} must be one of {', '.join(LOG_LEVELS)}, not {raw!r}.")
+    return level
+
+
 RATE_UNITS = {
     **dict.fromkeys(["s", "sec", "second", "seconds"], 1),
     **dict.fromkeys(["m", "min", "minute", "minutes"], 60),

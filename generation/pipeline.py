@@ -51,12 +51,12 @@ class PipelineResult:
 class _Progress:
     """A tqdm bar on stderr when asked for; silent otherwise."""
 
-    def __init__(self, enabled: bool, total: int, description: str) -> None:
+    def __init__(self, enabled: bool, total: int, description: str, unit: str) -> None:
         self.bar = None
         if enabled:
             from tqdm import tqdm
 
-            self.bar = tqdm(total=total, desc=description, unit="prompt", leave=False)
+            self.bar = tqdm(total=total, desc=description, unit=unit, leave=False)
 
     def update(self, count: int) -> None:
         if self.bar is not None:
@@ -119,7 +119,7 @@ def run_polyjuice(
 
     # 2. Raw candidates from one batched decoding pass.
     mark = time.perf_counter()
-    progress = _Progress(show_progress, total=0, description="generating")
+    progress = _Progress(show_progress, total=0, description="generating", unit="prompt")
     if progress.bar is not None:
         progress.bar.total = None
     # Parsing, edits, codes and relationships start in worker processes as soon as
@@ -199,7 +199,10 @@ def run_generator(
 
     seconds: dict[str, float] = {}
     started = time.perf_counter()
-    progress = _Progress(show_progress, total=len(originals), description=generator.name)
+    # Generators report originals done (`GenerationContext.progress`), not prompts.
+    progress = _Progress(
+        show_progress, total=len(originals), description=generator.name, unit="original"
+    )
     context = context or GenerationContext(device=settings.device, dtype=settings.dtype)
     context.progress = _chained(progress.update, on_progress)
     output = generator.generate(originals, context=context)

@@ -34,7 +34,7 @@ def test_the_demo_campaigns_come_with_gold_and_training_rounds_and_open_for_labe
         original = campaign.originals.exclude(gold_rounds__isnull=False).first()
         make_unit(original)
         original.candidates.update(source="generated")
-    lines = demo_generate(setup.campaigns, originals_per_campaign=1, show_progress=False)
+    lines = demo_generate(setup.campaigns, originals_per_campaign=1)
     assert any("generated candidates already" in line for line in lines)
     for campaign in setup.campaigns:
         campaign.refresh_from_db()
@@ -85,15 +85,17 @@ class _FakeGeneration:
 
     def __init__(self, *, seconds=10.0, fail_on=None):
         self.now, self.seconds, self.fail_on, self.batches = 0.0, seconds, fail_on, []
+        self.options: list[dict] = []
 
     def clock(self):
         return self.now
 
-    def __call__(self, *, campaign, originals, show_progress=False, **kwargs):
+    def __call__(self, *, campaign, originals, **kwargs):
         from cfannotate.candidates.services import GenerationSummary
         from cfannotate.core.exceptions import InvalidInput
 
         self.batches.append((campaign.name, len(originals)))
+        self.options.append(kwargs)
         if len(self.batches) == self.fail_on:
             raise InvalidInput("The generator's model is missing.")
         self.now += self.seconds
@@ -122,11 +124,12 @@ def test_demo_generation_tells_originals_done_and_time_left_as_it_goes(db, monke
     demo_generate(
         setup.campaigns,
         originals_per_campaign=2,
-        show_progress=False,
         on_progress=heard.append,
         clock=fake.clock,
     )
     assert [size for _, size in fake.batches] == [1, 1, 1, 1]  # few originals: one a batch
+    # These lines are the progress: no generator draws a bar of its own between them.
+    assert not any(options.get("show_progress") for options in fake.options)
     assert [(p.done, p.total) for p in heard] == [(0, 4), (1, 4), (2, 4), (3, 4), (4, 4)]
     assert heard[0].seconds_left is None and "loading the model" in heard[0].line()
     first = setup.campaigns[0].name
@@ -146,7 +149,7 @@ def test_large_runs_go_in_about_ten_batches_a_campaign(db, monkeypatch):
     fake = _fake_generation(monkeypatch)
     campaign = demo_setup().campaigns[0]
     heard: list[GenerationProgress] = []
-    demo_generate([campaign], originals_per_campaign=30, show_progress=False,
+    demo_generate([campaign], originals_per_campaign=30,
                   on_progress=heard.append, clock=fake.clock)  # fmt: skip
     available = campaign.originals.exclude(gold_rounds__isnull=False).count()
     total = min(30, available)

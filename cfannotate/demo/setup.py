@@ -199,7 +199,6 @@ def demo_generate(
     campaigns: list[Campaign],
     *,
     originals_per_campaign: int,
-    show_progress: bool = True,
     on_progress: Callable[[GenerationProgress], None] | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> list[str]:
@@ -207,7 +206,8 @@ def demo_generate(
 
     Returns one line per campaign saying what happened. Runs on CPU in the demo, so
     it covers a few originals; `manage.py generate` does the rest. `on_progress` hears
-    how far it is before the first batch and after each one (originals done, time left).
+    how far it is before the first batch and after each one (originals done, time left):
+    that line is the demo's progress, so the generators draw no bars of their own.
     """
     from cfannotate.candidates.services import candidates_generate
     from cfannotate.labeling.services import labeling_open
@@ -244,9 +244,7 @@ def demo_generate(
                 tell(campaign)
             for start in range(0, len(originals), size):
                 batch = originals[start : start + size]
-                summary = candidates_generate(
-                    campaign=campaign, originals=batch, show_progress=show_progress
-                )
+                summary = candidates_generate(campaign=campaign, originals=batch)
                 stored, kept, done = stored + summary.stored, kept + summary.kept, done + len(batch)
                 tell(campaign)
             lines.append(

@@ -42,6 +42,16 @@ def test_env_float_reads_finite_numbers_only(monkeypatch):
             environment.env_float("X_SECONDS", 1.0)
 
 
+def test_env_log_level_reads_level_names_in_any_case(monkeypatch):
+    assert environment.env_log_level("X_LOG", "INFO") == "INFO"
+    monkeypatch.setenv("X_LOG", " debug ")
+    assert environment.env_log_level("X_LOG", "INFO") == "DEBUG"
+    for raw in ("LOUD", "10", "warn"):
+        monkeypatch.setenv("X_LOG", raw)
+        with pytest.raises(ImproperlyConfigured, match="X_LOG must be one of DEBUG, INFO"):
+            environment.env_log_level("X_LOG", "INFO")
+
+
 @pytest.mark.parametrize(
     ("rate", "expected"),
     [
@@ -116,3 +126,14 @@ def test_database_url_selects_postgres(tmp_path: Path):
 def test_database_url_with_unknown_scheme_is_refused(tmp_path: Path):
     with pytest.raises(ImproperlyConfigured, match="must start with postgres://"):
         environment.database(url="mysql://root@localhost/x", sqlite_path=tmp_path / "x")
+
+
+def test_the_task_worker_says_only_what_went_wrong_by_default():
+    """Two INFO lines per background task would bury the app's own log (every submitted
+    assignment is assessed in a task); a task that fails is still logged, at ERROR."""
+    import logging
+
+    worker = logging.getLogger("django_tasks")
+    assert not worker.isEnabledFor(logging.INFO)
+    assert worker.isEnabledFor(logging.ERROR)
+    assert logging.getLogger("cfannotate").isEnabledFor(logging.INFO)

@@ -164,26 +164,40 @@ def test_run_polyjuice_fills_the_parse_cache_it_is_given(scripted_lm):
     assert len(parses) > 0  # x and its candidates were parsed into it
 
 
+class _Counting:
+    """A generator that only reports each original done."""
+
+    name = "counting"
+
+    def generate(self, originals, *, context):
+        from generation.generators import GeneratorOutput
+
+        for _ in originals:
+            context.advance(1)
+        return GeneratorOutput()
+
+
 def test_run_generator_reports_each_original_to_on_progress():
     """The web app's live progress: the generator's own counts, as it goes."""
-    from generation.generators import GeneratorOutput
-
-    class Counting:
-        name = "counting"
-
-        def generate(self, originals, *, context):
-            for _ in originals:
-                context.advance(1)
-            return GeneratorOutput()
-
     reports: list[int] = []
     pipeline.run_generator(
-        Counting(),
+        _Counting(),
         [KIDS, MOVIE],
         PipelineSettings(fluency_threshold=None),
         on_progress=reports.append,
     )
     assert reports == [1, 1]
+
+
+def test_run_generator_s_bar_counts_originals(capsys):
+    """The command line's bar: a generator reports originals done, and the bar says so."""
+    pipeline.run_generator(
+        _Counting(), [KIDS, MOVIE], PipelineSettings(fluency_threshold=None), show_progress=True
+    )
+    drawn = capsys.readouterr().err
+    assert "counting" in drawn and "/2 [" in drawn
+    assert "original/s" in drawn or "s/original" in drawn
+    assert "prompt" not in drawn
 
 
 def test_the_annotation_pool_hears_of_the_decoding_before_it_starts(

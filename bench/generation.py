@@ -19,6 +19,11 @@ Everything runs in this process on the same model, originals and settings:
     python bench/generation.py --originals 344 --device cuda --batch-size 512
     python bench/generation.py --backend server --base-url http://gpu:8000/v1 --model NAME
     python bench/generation.py --start-server     # also through `transformers serve`
+    python bench/generation.py --labeled          # labeled originals, label-directed prompts
+
+By default the originals are unlabeled sentences prompted as Polyjuice prompts them;
+`--labeled` takes labeled ones and prompts them as a campaign of labeled data is
+prompted (every side decodes the same `plan_prompts`).
 
 On a machine without package registries, `bench/gpu/run.sh` installs from carried
 wheels and runs the GPU benchmark (see docs/benchmarks.md). The last line reads
@@ -39,27 +44,44 @@ sys.path.insert(0, str(REPO))
 
 from generation import annotation_pool  # noqa: E402
 from generation.annotation_pool import default_workers  # noqa: E402
-from generation.blanks import blanked_text, random_blank_sets  # noqa: E402
+from generation.cad_sentiment import held_out_originals, sentiment_pairs  # noqa: E402
+from generation.constraints import special_token_texts  # noqa: E402
 from generation.control_codes import detect_code  # noqa: E402
 from generation.decoding import DecodingConfig, StopWhenAnswered, newline_token_ids  # noqa: E402
 from generation.edits import compute_edit  # noqa: E402
 from generation.engines import ServerConfig, make_engine, resolve_engine  # noqa: E402
 from generation.engines.continuous import ATTENTIONS, ContinuousEngine  # noqa: E402
-from generation.fluency import FluencyItem, fluency_scores  # noqa: E402
+from generation.fluency import FluencyItem, fluency_scores, readable  # noqa: E402
 from generation.metrics import embedding_distances, self_bleu, token_levenshtein  # noqa: E402
 from generation.models import DEFAULT_MODEL, load_causal_lm  # noqa: E402
 from generation.parsing import SPACY_MODEL, ParseCache, load_nlp  # noqa: E402
 from generation.pipeline import PipelineSettings, run_polyjuice  # noqa: E402
-from generation.polyjuice import PerturbTarget, PolyjuiceSettings, answer_budgets  # noqa: E402
+from generation.polyjuice import PerturbTarget, PolyjuiceSettings, plan_prompts  # noqa: E402
 from generation.precision import add_dtype_argument  # noqa: E402
 from generation.records import OriginalRecord  # noqa: E402
-from generation.strategies import PromptRequest, strategy_for  # noqa: E402
 
 SHARED = REPO.parent / "shared" / "data" / "cad"
 
 
-def load_originals(count: int, seed: int, data: Path = SHARED) -> list[str]:
-    """Short sentences from CAD: first sentences of IMDb reviews and SNLI hypotheses."""
+SENTIMENT_LABELS = ("Negative", "Positive")
+
+
+def load_originals(
+    count: int, seed: int, data: Path = SHARED, *, labeled: bool = False
+) -> list[OriginalRecord]:
+    """Short sentences from CAD: first sentences of IMDb reviews and SNLI hypotheses,
+    without labels (Polyjuice's own prompts); `labeled`, first sentences of sentiment
+    reviews with their labels, which a campaign of labeled data prompts label-directed."""
+    if labeled:
+        pairs = sentiment_pairs(data, "dev")
+        return held_out_originals(pairs, count, seed=seed).originals
+    return [
+        OriginalRecord(f"x{index}", text, "")
+        for index, text in enumerate(_unlabeled_texts(count, seed, data))
+    ]
+
+
+def _unlabeled_texts(count: int, seed: int, data: Path) -> list[str]:
     nlp = load_nlp()
     texts: list[str] = []
     with (data / "sentiment_combined_paired" / "dev_paired.tsv").open(encoding="utf-8") as f:
@@ -74,68 +96,65 @@ def load_originals(count: int, seed: int, data: Path = SHARED) -> list[str]:
     return texts[:count]
 
 
-def run_baseline(texts, settings: PipelineSettings, lm, fluency_lm, threshold: float):
-    """One original at a time, one prompt per pipeline call, one candidate scored at a time."""
+def run_baseline(originals, settings: PipelineSettings, lm, fluency_lm, threshold: float):
+    """One original at a time, one prompt per pipeline call, one candidate scored at a time,
+    on the very prompts and budgets ours decodes (`plan_prompts`)."""
     from transformers import StoppingCriteriaList, pipeline
 
     generator = pipeline(
         "text-generation", model=lm.model, tokenizer=lm.tokenizer, device=lm.device
     )
-    strategy = strategy_for(settings.polyjuice.strategy, lm.tokenizer)
     decoding = settings.polyjuice.decoding
     nlp = load_nlp()
-    rng = random.Random(settings.polyjuice.seed)
-    newline_ids = newline_token_ids(lm.tokenizer) if strategy.stops_at_newline else set()
+    specials = special_token_texts(lm.tokenizer)
     kept, produced = 0, 0
     started = time.perf_counter()
-    for text in texts:
-        doc = nlp(text)
-        blank_sets = random_blank_sets(
-            doc,
-            rng,
-            count=settings.polyjuice.random_blank_sets,
-            include_sentence=settings.polyjuice.sentence_blank,
+    plan = prompt_plan(originals, settings, lm)
+    newline_ids = newline_token_ids(lm.tokenizer) if plan.strategy.stops_at_newline else set()
+    seen: dict[str, set[str]] = {}
+    docs: dict[str, object] = {}
+    for index, (target, request) in enumerate(plan.requests):
+        text = target.original.text
+        doc = docs.get(text) or docs.setdefault(text, nlp(text))
+        prompt = plan.prompts[index].text
+        prompt_length = len(lm.tokenizer(prompt, add_special_tokens=False)["input_ids"])
+        # The same answer budget and stopping rule as ours, one prompt at a time.
+        way = plan.strategies[index]
+        needed = [way.answers_needed(request)] * decoding.per_prompt
+        stopping = StoppingCriteriaList(
+            [StopWhenAnswered(lm.tokenizer, prompt_length, needed, newline_ids)]
         )
-        seen = set()
-        for blank_set in blank_sets:
-            for code in settings.polyjuice.codes:
-                request = PromptRequest(text, code, blanked_text(doc, blank_set))
-                prompt = strategy.render(request)
-                prompt_length = len(lm.tokenizer(prompt, add_special_tokens=False)["input_ids"])
-                # The same answer budget and stopping rule as ours, one prompt at a time.
-                budget = answer_budgets(lm.tokenizer, [request], decoding)[0]
-                needed = [strategy.answers_needed(request)] * decoding.per_prompt
-                stopping = StoppingCriteriaList(
-                    [StopWhenAnswered(lm.tokenizer, prompt_length, needed, newline_ids)]
-                )
-                outputs = generator(
-                    prompt,
-                    do_sample=True,
-                    temperature=decoding.temperature,
-                    top_p=decoding.top_p,
-                    top_k=decoding.top_k,
-                    num_return_sequences=decoding.per_prompt,
-                    max_new_tokens=budget,
-                    return_full_text=False,
-                    pad_token_id=lm.tokenizer.pad_token_id,
-                    stopping_criteria=stopping,
-                )
-                for output in outputs:
-                    candidate = strategy.parse(request, output["generated_text"])
-                    if candidate is None or candidate in seen or candidate.lower() == text.lower():
-                        continue
-                    seen.add(candidate)
-                    produced += 1
-                    x_hat = nlp(candidate)
-                    edit = compute_edit(doc, x_hat)
-                    detect_code(doc, x_hat, edit)
-                    item = FluencyItem(
-                        text,
-                        candidate,
-                        tuple((op.source_chars, op.target_chars) for op in edit.ops),
-                    )
-                    if fluency_scores(fluency_lm, [item], batch_size=1)[0].passes(threshold):
-                        kept += 1
+        outputs = generator(
+            prompt,
+            do_sample=True,
+            temperature=decoding.temperature,
+            top_p=decoding.top_p,
+            top_k=decoding.top_k,
+            num_return_sequences=decoding.per_prompt,
+            max_new_tokens=plan.budgets[index],
+            return_full_text=False,
+            pad_token_id=lm.tokenizer.pad_token_id,
+            stopping_criteria=stopping,
+        )
+        for output in outputs:
+            candidate = way.parse(request, output["generated_text"], specials)
+            known = seen.setdefault(text, set())
+            if candidate is None or candidate in known or candidate.lower() == text.lower():
+                continue
+            known.add(candidate)
+            produced += 1
+            if not all(readable(fluency_lm, [text, candidate])):
+                continue  # dropped as `too_long`, as ours drops it
+            x_hat = nlp(candidate)
+            edit = compute_edit(doc, x_hat)
+            detect_code(doc, x_hat, edit)
+            item = FluencyItem(
+                text,
+                candidate,
+                tuple((op.source_chars, op.target_chars) for op in edit.ops),
+            )
+            if fluency_scores(fluency_lm, [item], batch_size=1)[0].passes(threshold):
+                kept += 1
     return kept, produced, time.perf_counter() - started
 
 
@@ -221,25 +240,21 @@ def plain_generate(lm, prompts: list[str], budgets: list[int], decoding, batch_s
     return sequences, time.perf_counter() - started
 
 
-def ceiling_inputs(texts: list[str], settings: PipelineSettings, lm):
-    """The prompts and budgets our pipeline decodes for these originals (same blanks)."""
-    from generation.polyjuice import _blanked_texts
-
-    strategy = strategy_for(settings.polyjuice.strategy, lm.tokenizer, str(lm.name))
-    rng = random.Random(settings.polyjuice.seed)
-    parses = ParseCache()
-    requests = []
-    for index, text in enumerate(texts):
-        target = PerturbTarget(OriginalRecord(f"x{index}", text, ""))
-        for blanked in _blanked_texts(target, parses, settings.polyjuice, rng):
-            requests += [PromptRequest(text, code, blanked) for code in settings.polyjuice.codes]
-    prompts = [strategy.render(request) for request in requests]
-    return prompts, answer_budgets(lm.tokenizer, requests, settings.polyjuice.decoding)
+def prompt_plan(originals, settings: PipelineSettings, lm):
+    """The prompts our pipeline decodes for these originals (same blanks, same labels)."""
+    targets = [PerturbTarget(original) for original in originals]
+    return plan_prompts(targets, settings.polyjuice, ParseCache(), lm.tokenizer, str(lm.name))
 
 
-def run_engine(engine, texts, settings, fluency_lm):
+def ceiling_inputs(originals, settings: PipelineSettings, lm):
+    """The prompts (whole) and budgets our pipeline decodes for these originals."""
+    plan = prompt_plan(originals, settings, lm)
+    return [parts.text for parts in plan.prompts], plan.budgets
+
+
+def run_engine(engine, originals, settings, fluency_lm):
     """Our pipeline end to end on one engine: (result, seconds)."""
-    targets = [PerturbTarget(OriginalRecord(f"x{i}", text, "")) for i, text in enumerate(texts)]
+    targets = [PerturbTarget(original) for original in originals]
     started = time.perf_counter()
     result = run_polyjuice(
         targets, settings, engine=engine, fluency_lm=fluency_lm, parses=ParseCache()
@@ -338,6 +353,19 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--no-quality", action="store_true", help="Skip the quality figures.")
     parser.add_argument("--json", help="Also write the figures to this file.")
     parser.add_argument("--data", type=Path, default=SHARED, help="The CAD data folder.")
+    parser.add_argument(
+        "--labeled",
+        action="store_true",
+        help="Labeled originals (CAD sentiment first sentences), prompted label-directed as "
+        "a campaign of labeled data is: the smallest edit to the other label, a rewrite "
+        "from a point on. Without it: unlabeled sentences, Polyjuice's own prompts.",
+    )
+    parser.add_argument(
+        "--no-label-directed",
+        dest="label_directed",
+        action="store_false",
+        help="With --labeled: Polyjuice's own prompts on the same labeled originals.",
+    )
     args = parser.parse_args()
     args.continuous_batching = batching_overrides(args.continuous_batching)
     engine_specs_check(args.engines)
@@ -370,6 +398,8 @@ def pipeline_settings(args: argparse.Namespace) -> PipelineSettings:
             random_blank_sets=args.blank_sets,
             seed=args.seed,
             decoding=DecodingConfig(per_prompt=3, batch_size=args.batch_size, seed=args.seed),
+            label_choices=SENTIMENT_LABELS if args.labeled else (),
+            label_directed=args.label_directed,
         ),
     )
 
@@ -452,11 +482,11 @@ def fluency_warm(fluency_lm, texts: list[str], batch_size: int = 64) -> None:
     sentence_logprobs(fluency_lm, texts * repeats, batch_size=batch_size)
 
 
-def engine_measure(label: str, engine, texts, settings: PipelineSettings, fluency_lm):
+def engine_measure(label: str, engine, originals, settings: PipelineSettings, fluency_lm):
     """Our pipeline on one engine, warmed once, then timed and printed: (figures, result)."""
     # Warm each engine once (CUDA kernels and graphs, tokenizer caches, the server).
-    run_engine(engine, texts[:1], settings, fluency_lm)
-    result, seconds = run_engine(engine, texts, settings, fluency_lm)
+    run_engine(engine, originals[:1], settings, fluency_lm)
+    result, seconds = run_engine(engine, originals, settings, fluency_lm)
     sequences = result.prompts * settings.polyjuice.decoding.per_prompt
     figures = {
         "seconds": seconds,
@@ -468,7 +498,7 @@ def engine_measure(label: str, engine, texts, settings: PipelineSettings, fluenc
         "kept_per_s": len(result.kept) / seconds,
     }
     print(
-        f"ours/{label:<10} {len(texts)} originals, {result.prompts} prompts, "
+        f"ours/{label:<10} {len(originals)} originals, {result.prompts} prompts, "
         f"{sequences} sequences, {len(result.candidates)} candidates, "
         f"{len(result.kept)} kept in {seconds:.2f}s = {sequences / seconds:.1f} seqs/s, "
         f"{figures['cands_per_s']:.1f} candidates/s, "
@@ -479,7 +509,9 @@ def engine_measure(label: str, engine, texts, settings: PipelineSettings, fluenc
     return figures, result
 
 
-def engines_measure(args: argparse.Namespace, texts, settings: PipelineSettings, lm, fluency_lm):
+def engines_measure(
+    args: argparse.Namespace, originals, settings: PipelineSettings, lm, fluency_lm
+):
     """Every engine asked for, and the server (started here with --start-server):
     (figures by engine label, results by engine label: `loop`, `continuous:sdpa`, `server`...)."""
     engines = []
@@ -501,7 +533,7 @@ def engines_measure(args: argparse.Namespace, texts, settings: PipelineSettings,
         figures, results = {}, {}
         for label, engine in engines:
             figures[label], results[label] = engine_measure(
-                label, engine, texts, settings, fluency_lm
+                label, engine, originals, settings, fluency_lm
             )
     finally:
         if server_process is not None:
@@ -517,10 +549,10 @@ def main_engine(figures: dict, lm) -> str:
     return default if default in figures else (in_process or list(figures))[0]
 
 
-def ceiling_measure(lm, texts, settings: PipelineSettings, batch_size: int, ours: dict) -> dict:
+def ceiling_measure(lm, originals, settings: PipelineSettings, batch_size: int, ours: dict) -> dict:
     """Plain `generate()` over the prompts ours decodes, warmed on eight, timed and printed."""
     decoding = settings.polyjuice.decoding
-    prompts, budgets = ceiling_inputs(texts, settings, lm)
+    prompts, budgets = ceiling_inputs(originals, settings, lm)
     plain_generate(lm, prompts[:8], budgets[:8], decoding, batch_size)
     sequences, seconds = plain_generate(lm, prompts, budgets, decoding, batch_size)
     ceiling = sequences / seconds
@@ -539,11 +571,11 @@ def ceiling_measure(lm, texts, settings: PipelineSettings, batch_size: int, ours
 
 
 def baseline_measure(
-    texts, count: int, settings: PipelineSettings, lm, fluency_lm, ours: dict
+    originals, count: int, settings: PipelineSettings, lm, fluency_lm, ours: dict
 ) -> dict:
     """The per-sentence baseline on the first `count` originals, timed and printed."""
     kept, produced, seconds = run_baseline(
-        texts[:count], settings, lm, fluency_lm, settings.fluency_threshold
+        originals[:count], settings, lm, fluency_lm, settings.fluency_threshold
     )
     processed = produced / seconds
     print(
@@ -583,14 +615,18 @@ def main() -> int:
     baseline_count = args.originals if args.baseline_originals is None else args.baseline_originals
 
     # 1. The data, the models and the settings every run shares.
-    texts = load_originals(args.originals, args.seed, args.data)
+    originals = load_originals(args.originals, args.seed, args.data, labeled=args.labeled)
     fluency_lm, lm = models_load(args)
     settings = pipeline_settings(args)
+    if lm is not None:
+        plan = prompt_plan(originals, settings, lm)
+        directed = sum(1 for _, request in plan.requests if request.target_label)
+        print(f"prompts:   {len(plan.requests)} per run, {directed} of them label-directed")
 
     # 2. Ours on every engine; the headline is the engine a campaign gets by default.
     annotation_pool_start()
-    fluency_warm(fluency_lm, texts)
-    figures, results = engines_measure(args, texts, settings, lm, fluency_lm)
+    fluency_warm(fluency_lm, [original.text for original in originals])
+    figures, results = engines_measure(args, originals, settings, lm, fluency_lm)
     main_name = main_engine(figures, lm)
     ours = figures[main_name]
     record = {
@@ -606,9 +642,9 @@ def main() -> int:
 
     # 3. The ceiling, the baseline and the quality of ours.
     if lm is not None and not args.no_ceiling:
-        record.update(ceiling_measure(lm, texts, settings, args.batch_size, ours))
+        record.update(ceiling_measure(lm, originals, settings, args.batch_size, ours))
     if baseline_count and lm is not None:
-        record.update(baseline_measure(texts, baseline_count, settings, lm, fluency_lm, ours))
+        record.update(baseline_measure(originals, baseline_count, settings, lm, fluency_lm, ours))
     if not args.no_quality:
         quality_figures = quality(results[main_name], settings)
         print("quality:  " + ", ".join(f"{k}={v:.3f}" for k, v in quality_figures.items()))
@@ -616,8 +652,15 @@ def main() -> int:
 
     # 4. The report.
     device = str(fluency_lm.device)
-    print(f"model {args.model} on {device} ({fluency_lm.dtype}); codes {args.codes}")
+    prompts = "label-directed" if args.labeled and args.label_directed else "polyjuice"
+    print(
+        f"model {args.model} on {device} ({fluency_lm.dtype}); codes {args.codes}; "
+        f"{'labeled' if args.labeled else 'unlabeled'} originals, {prompts} prompts"
+    )
     record["device"] = device
+    record["prompts"] = prompts
+    if lm is not None:
+        record["label_directed_prompts"] = directed
     result_print(record, args.json)
     return 0
 

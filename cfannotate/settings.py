@@ -296,7 +296,10 @@ LOGGING = {
     "handlers": {
         "stderr": {"class": "logging.StreamHandler", "stream": sys.stderr, "formatter": "plain"},
     },
-    "root": {"handlers": ["stderr"], "level": environment.env_log_level("CFANNOTATE_LOG_LEVEL", "INFO")},
+    "root": {
+        "handlers": ["stderr"],
+        "level": environment.env_log_level("CFANNOTATE_LOG_LEVEL", "INFO"),
+    },
     "loggers": {
         "django.db.backends": {"level": "WARNING"},
         # The task worker logs two lines per task it runs (every submitted assignment is

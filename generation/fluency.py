@@ -106,6 +106,20 @@ def fluency_scores(
     return results
 
 
+# Why a candidate the fluency model cannot read whole is dropped (postprocess).
+TOO_LONG = "too_long"
+
+
+def readable(lm: LoadedModel, texts: list[str]) -> list[bool]:
+    """Per text: whether the LM reads all of it after its start token (`_encode` refuses
+    the others). Candidates that do not fit are dropped as `too_long`, not scored."""
+    limit = getattr(lm.model.config, "max_position_embeddings", None)
+    if limit is None or not texts:
+        return [True] * len(texts)
+    counts = lm.tokenizer(texts, add_special_tokens=False)["input_ids"]
+    return [len(ids) + 1 <= limit for ids in counts]
+
+
 def _encode(lm: LoadedModel, text: str) -> _Encoded:
     tokenizer = lm.tokenizer
     # The start token is added here, never by the tokenizer, so scores do not change with a

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from generation.blanks import blanked_text, count_blanks, random_blank_sets, targeted_blank_sets
 from generation.constraints import special_token_texts
 from generation.control_codes import detect_code
-from generation.decoding import DecodingConfig
+from generation.decoding import DecodingConfig, PromptParts
 from generation.engines import ENGINE_NAMES, Engine, ServerConfig, make_engine
 from generation.label_directed import (
     LabelDirectedStrategy,
@@ -252,6 +252,47 @@ class _Answers:
         return run
 
 
+@dataclass(frozen=True)
+class PromptPlan:
+    """What one run decodes: a request per (original, code, blanked text), the strategy
+    that renders and parses each, its prompt in parts and its budget of new tokens."""
+
+    strategy: object  # the model's own way of prompting (generation.strategies)
+    requests: list[tuple[PerturbTarget, PromptRequest]]
+    strategies: list  # per request: the label-directed strategy or `strategy`
+    prompts: list[PromptParts]
+    budgets: list[int]
+
+
+def plan_prompts(
+    targets: list[PerturbTarget],
+    settings: PolyjuiceSettings,
+    parses: ParseCache,
+    tokenizer,
+    model_name: str,
+) -> PromptPlan:
+    """The prompts `polyjuice_generate` decodes for `targets`, before any decoding (the
+    benchmark's plain `generate()` ceiling decodes the very same ones)."""
+    strategy = strategy_for(settings.strategy, tokenizer, model_name)
+    rng = random.Random(settings.seed)
+    labelled = _label_strategy(settings, strategy, parses)
+
+    # 1. Parse every original once, in one spaCy batch.
+    parses.parse_many(target.original.text for target in targets)
+
+    # 2. One request per (original, code, blanked text).
+    requests = _prompt_requests(targets, settings, parses, rng, labelled=labelled is not None)
+
+    # 3. Render prompts in parts that decoding computes once per group, once per
+    #    original and once per prompt; budget the answers by what was blanked.
+    strategies = [
+        labelled if labelled and request.target_label else strategy for _, request in requests
+    ]
+    prompts = [way.split(request) for way, (_, request) in zip(strategies, requests, strict=True)]
+    budgets = answer_budgets(tokenizer, [request for _, request in requests], settings.decoding)
+    return PromptPlan(strategy, requests, strategies, prompts, budgets)
+
+
 def polyjuice_generate(
     targets: list[PerturbTarget],
     settings: PolyjuiceSettings,
@@ -272,47 +313,30 @@ def polyjuice_generate(
     about to be decoded, before decoding starts.
     """
     engine = engine or make_engine(settings.engine, lm=lm, server=settings.server)
-    strategy = strategy_for(settings.strategy, engine.tokenizer, str(engine.model_name))
-    rng = random.Random(settings.seed)
-    labelled = _label_strategy(settings, strategy, parses)
-
-    # 1. Parse every original once, in one spaCy batch.
-    parses.parse_many(target.original.text for target in targets)
-
-    # 2. One request per (original, code, blanked text).
-    requests = _prompt_requests(targets, settings, parses, rng, labelled=labelled is not None)
-
-    # 3. Render prompts in parts that decoding computes once per group, once per
-    #    original and once per prompt; budget the answers by what was blanked.
-    strategies = [
-        labelled if labelled and request.target_label else strategy for _, request in requests
-    ]
-    prompts = [way.split(request) for way, (_, request) in zip(strategies, requests, strict=True)]
-    budgets = answer_budgets(
-        engine.tokenizer, [request for _, request in requests], settings.decoding
-    )
+    # 1.-3. The prompts and their budgets.
+    plan = plan_prompts(targets, settings, parses, engine.tokenizer, str(engine.model_name))
 
     # 4. Decode everything; 5. parse each prompt's answers strictly as it completes
     #    (malformed continuations are counted and dropped).
     answers = _Answers(
-        requests,
-        strategies,
+        plan.requests,
+        plan.strategies,
         specials=special_token_texts(engine.tokenizer),
         provenance={"engine": engine.name, "model": engine.model_name},
         on_candidates=on_candidates,
         progress=progress,
     )
     if on_decoding:
-        on_decoding(len(prompts) * settings.decoding.per_prompt)
+        on_decoding(len(plan.prompts) * settings.decoding.per_prompt)
     outputs = engine.generate(
-        prompts,
-        budgets,
+        plan.prompts,
+        plan.budgets,
         settings.decoding,
         answers_needed=[
             way.answers_needed(request)
-            for way, (_, request) in zip(strategies, requests, strict=True)
+            for way, (_, request) in zip(plan.strategies, plan.requests, strict=True)
         ],
-        stop_at_newline=strategy.stops_at_newline,
+        stop_at_newline=plan.strategy.stops_at_newline,
         on_result=answers.finished,
     )
     for index, continuations in enumerate(outputs):

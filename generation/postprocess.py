@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from generation import annotation_pool
 from generation.annotation_pool import Pair, PairAnnotation, annotate_pairs
-from generation.fluency import FluencyItem, FluencyScore, fluency_scores
+from generation.fluency import TOO_LONG, FluencyItem, FluencyScore, fluency_scores, readable
 from generation.parsing import ParseCache
 from generation.records import CandidateRecord, OriginalRecord
 from generation.relationship import Relationship
@@ -34,7 +34,8 @@ class AnnotatedCandidate:
     edit: dict  # generation.edits.Edit.to_dict()
     relationship: Relationship
     fluency: FluencyScore | None  # None when fluency was not scored
-    # "fluency_full" | "fluency_changed" | a generation.sanity reason | None when kept
+    # None when kept; else "fluency_full", "fluency_changed", "too_long" (longer than the
+    # fluency model reads) or a generation.sanity reason
     dropped_by: str | None = None
 
     @property
@@ -208,8 +209,11 @@ class Annotator:
             for record, annotation in annotated
         ]
 
-        # 5. Fluency of x̂ against x, on the sentence and on each changed phrase.
+        # 5. Fluency of x̂ against x, on the sentence and on each changed phrase; where
+        #    x̂ or x is longer than the fluency model reads, x̂ is dropped unscored.
         scores: list[FluencyScore | None] = [None] * len(annotated)
+        if self.fluency_lm is not None and annotated:
+            self._drop_unreadable([record for record, _ in annotated], reasons)
         to_score = [i for i, reason in enumerate(reasons) if reason is None]
         if self.fluency_lm is not None and annotated:
             items = [
@@ -250,6 +254,18 @@ class Annotator:
                 )
             )
         return result
+
+    def _drop_unreadable(self, records: list[CandidateRecord], reasons: list) -> None:
+        """Sets the reason of each record not yet dropped whose text, or its original's,
+        the fluency model cannot read whole to TOO_LONG."""
+        waiting = [i for i, reason in enumerate(reasons) if reason is None]
+        keys = list(dict.fromkeys(records[i].original_key for i in waiting))
+        texts = [records[i].text for i in waiting] + [self.originals[k].text for k in keys]
+        fits = readable(self.fluency_lm, texts)
+        original_fits = dict(zip(keys, fits[len(waiting) :], strict=True))
+        for i, fit in zip(waiting, fits[: len(waiting)], strict=True):
+            if not (fit and original_fits[records[i].original_key]):
+                reasons[i] = TOO_LONG
 
     def _normalized(self, original: OriginalRecord) -> str:
         if original.key not in self._normalized_originals:

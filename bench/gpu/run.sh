@@ -74,8 +74,9 @@ session)
     echo "   $(tail -1 "$LOGS/$name.log") (124: out of time); log $LOGS/$name.log"
   }
   step check 120 check
+  # Labeled originals, prompted label-directed: what a campaign of labeled data decodes.
   step engines 180 bench --originals 64 --batch-size 256 --baseline-originals 0 --no-quality \
-    --engines continuous,loop
+    --engines continuous,loop --labeled
   step graphs 100 bench --originals 64 --baseline-originals 0 --no-quality --no-ceiling \
     --engines continuous --continuous-batching use_cuda_graph=true,use_async_batching=false
   step large 150 bench --originals 256 --batch-size 512 --baseline-originals 0 --no-quality \

@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # the real import loads torch
 DROP_REASON_LABELS = {
     "fluency_full": "much less fluent than the original",
     "fluency_changed": "the changed words read much less fluently",
+    "too_long": "longer than the fluency model reads",
     "outside_blanks": "changed text outside the blanks",
     "near_copy": "same as the original but for case or punctuation",
     "truncated": "cut off mid-sentence",
@@ -35,6 +36,7 @@ DROP_REASON_LABELS = {
 DROP_REASON_SHORT = {
     "fluency_full": "fluency",
     "fluency_changed": "fluency",
+    "too_long": "too long",
     "outside_blanks": "outside blanks",
     "near_copy": "near copy",
     "truncated": "cut off",

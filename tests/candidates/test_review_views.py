@@ -316,7 +316,8 @@ def test_the_campaign_page_links_to_review_and_gold(logged_in, campaign):
 
 
 def test_a_row_says_why_it_was_dropped_and_what_code_was_asked_for(logged_in, researcher):
-    from cfannotate.candidates.adapter import DROP_REASON_LABELS
+    from cfannotate.candidates.adapter import DROP_REASON_LABELS, DROP_REASON_SHORT
+    from generation.fluency import TOO_LONG
     from generation.sanity import REASONS
 
     campaign = make_campaign(owner=researcher)
@@ -337,7 +338,8 @@ def test_a_row_says_why_it_was_dropped_and_what_code_was_asked_for(logged_in, re
 
     page = logged_in.get(reverse("candidate-review", args=[campaign.id])).content.decode()
 
-    assert set(REASONS) <= set(DROP_REASON_LABELS)
+    every_reason = {*REASONS, TOO_LONG, "fluency_full", "fluency_changed"}
+    assert every_reason <= set(DROP_REASON_LABELS) and every_reason <= set(DROP_REASON_SHORT)
     assert page.count("cut off mid-sentence") == 1
     assert "asked: negation&lt;script&gt;" in page and "<script>" not in page
     assert page.count("asked:") == 1  # asked for what it does: no note

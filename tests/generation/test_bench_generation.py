@@ -75,6 +75,48 @@ def test_the_script_runs_every_engine_and_reports_the_ceiling_and_the_server(tmp
     assert re.search(r"^ceiling: .* end to end, [\d.]+ decoding alone\)$", finished.stdout, re.M)
 
 
+@pytest.mark.slow
+@pytest.mark.skipif(not CAD.exists(), reason="needs ../shared/data/cad beside the checkout")
+def test_labeled_originals_are_prompted_label_directed_and_the_ceiling_decodes_the_same(
+    tmp_path_factory,
+):
+    """What a campaign of labeled data runs: ours, the ceiling and the baseline all decode
+    the label-directed prompts (a rewrite from the blank on: one prompt per blank set)."""
+    model = str(tiny_lm_directory(tmp_path_factory, "llama"))
+    common = [sys.executable, str(REPO / "bench" / "generation.py"), "--model", model,
+              "--fluency-model", model, "--device", "cpu", "--originals", "2",
+              "--baseline-originals", "1", "--codes", "negation,lexical", "--blank-sets", "1",
+              "--no-quality", "--engines", "loop", "--strategy", "fewshot"]  # fmt: skip
+    runs = {
+        kind: subprocess.run(
+            common + flags, cwd=REPO, capture_output=True, text=True, timeout=300, check=False
+        )
+        for kind, flags in (("labeled", ["--labeled"]), ("unlabeled", []))
+    }
+    prompts = {}
+    for kind, finished in runs.items():
+        assert finished.returncode == 0, finished.stdout[-3000:] + finished.stderr[-3000:]
+        ours = re.search(r"^ours/loop\s+2 originals, (\d+) prompts", finished.stdout, re.M)
+        ceiling = re.search(
+            r"^ceiling: +plain generate\(\) of (\d+) prompts", finished.stdout, re.M
+        )
+        assert ours and ceiling and ours[1] == ceiling[1], finished.stdout
+        prompts[kind] = int(ours[1])
+        said = re.search(r"^prompts: +(\d+) per run, (\d+) of them label", finished.stdout, re.M)
+        assert said and int(said[1]) == prompts[kind], finished.stdout
+        figures = dict(pair.split("=", 1) for pair in finished.stdout.splitlines()[-1].split()[2:])
+        assert figures["prompts"] == ("label-directed" if kind == "labeled" else "polyjuice")
+        directed = int(said[2])
+        assert int(figures["label_directed_prompts"]) == directed
+        assert directed == (int(said[1]) if kind == "labeled" else 0), finished.stdout
+        assert float(figures["baseline_cands_per_s"]) >= 0
+    # 2 originals x 2 codes x (the whole sentence + 1 blank set), in both; what differs is
+    # the prompts' kind.
+    assert prompts == {"labeled": 8, "unlabeled": 8}
+    assert "; labeled originals, label-directed prompts" in runs["labeled"].stdout
+    assert "; unlabeled originals, polyjuice prompts" in runs["unlabeled"].stdout
+
+
 @pytest.mark.parametrize(
     "arguments, message",
     [

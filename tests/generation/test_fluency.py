@@ -9,6 +9,7 @@ from generation.fluency import (
     FluencyItem,
     FluencyScore,
     fluency_scores,
+    readable,
     sentence_logprobs,
     sentence_token_logprobs,
 )
@@ -172,6 +173,14 @@ def test_span_outside_the_text_is_an_error(tiny_lm):
 def test_text_longer_than_the_model_reads_is_an_error(tiny_lm):
     with pytest.raises(ValueError, match="longer than"):
         sentence_logprobs(tiny_lm, ["word " * 500])
+
+
+def test_readable_says_which_texts_the_model_reads_whole(tiny_lm):
+    limit = tiny_lm.model.config.max_position_embeddings
+    assert readable(tiny_lm, []) == []
+    assert readable(tiny_lm, ["short", "word " * limit]) == [True, False]
+    with pytest.raises(ValueError, match="longer than"):
+        sentence_logprobs(tiny_lm, ["word " * limit])  # what `readable` saves a run from
 
 
 def test_no_texts_no_work(tiny_lm):

@@ -193,6 +193,39 @@ def test_real_scores_from_a_tiny_model_are_attached(parses, tiny_lm):
     assert [c.dropped_by for c in strict.candidates] == ["fluency_full", "fluency_full"]
 
 
+def test_a_candidate_longer_than_the_fluency_model_reads_is_dropped_unscored(parses, tiny_lm):
+    """The tiny model reads 127 tokens after its start token: an x̂ past that is dropped
+    by name, and the others of the run are still scored (it once stopped the whole run)."""
+    endless = "It is not great for kids" + " and more" * 80 + "."
+    records = [_candidate("kids", endless), _candidate("movie", "The movie was terrible.")]
+
+    result = annotate(
+        records, ORIGINALS, parses=parses, fluency_lm=tiny_lm, threshold=1e6, sanity=False
+    )
+
+    long, short = result.candidates
+    assert (long.dropped_by, long.fluency) == ("too_long", None)
+    assert short.kept and isinstance(short.fluency, FluencyScore)
+    assert result.stats.dropped == {"too_long": 1} and result.stats.kept == 1
+    # With the sanity filters on, the run-on filter names it first.
+    filtered = annotate(records, ORIGINALS, parses=parses, fluency_lm=tiny_lm, threshold=1e6)
+    assert filtered.candidates[0].dropped_by == "run_on"
+
+
+def test_candidates_of_an_original_longer_than_the_fluency_model_reads_are_dropped(parses, tiny_lm):
+    """x̂ is scored against x: where x does not fit, even a short x̂ is dropped by name,
+    and the other originals' candidates are scored as usual."""
+    long = OriginalRecord("long", "The film was good" + " and long" * 80 + ".", "positive")
+    records = [_candidate("long", "The film was bad."), _candidate("kids", "It is not great.")]
+
+    result = annotate(
+        records, {**ORIGINALS, "long": long}, parses=parses, fluency_lm=tiny_lm, threshold=1e6,
+        sanity=False,
+    )  # fmt: skip
+
+    assert [c.dropped_by for c in result.candidates] == ["too_long", None]
+
+
 def test_progress_reports_each_finished_stage(parses, tiny_lm, monkeypatch):
     _fake_scores(monkeypatch, FluencyScore(full=0.0, changed=None))
     records = [_candidate("kids", "It is not great for kids.")]

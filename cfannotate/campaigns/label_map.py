@@ -10,6 +10,7 @@ page and the API refuse the same entries with the same words.
 from collections.abc import Iterable, Sequence
 
 from cfannotate.core.exceptions import InvalidInput
+from cfannotate.core.text import counted
 
 SEPARATORS = ("=", ":")
 MAX_ENTRIES = 1000  # far beyond any classifier's label count
@@ -90,7 +91,7 @@ def label_map_check(mapping: object, *, labels: Sequence[tuple[str, str]]) -> di
     checked, problems = label_map_entries_check(entries, labels=labels)
     if problems:
         raise InvalidInput(
-            f"The model label map has {len(problems)} problem(s).",
+            f"The model label map has {counted(len(problems), 'problem')}.",
             fields={"flip_label_map": problems},
         )
     return checked

@@ -12,6 +12,7 @@ from django.db import transaction
 
 from cfannotate.campaigns.models import Campaign, Original
 from cfannotate.core.exceptions import InvalidInput
+from cfannotate.core.text import counted
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,8 @@ def originals_prioritize(
         missing = [o.external_id for o in originals if o.external_id not in by_id]
         if missing:
             raise InvalidInput(
-                f"Predictions are missing for {len(missing)} original(s), e.g. {missing[0]!r}.",
+                f"Predictions are missing for {counted(len(missing), 'original')}, "
+                f"e.g. {missing[0]!r}.",
                 fields={"predictions": [f"missing ids: {', '.join(missing[:10])}"]},
             )
         probabilities = np.stack([by_id[o.external_id] for o in originals])

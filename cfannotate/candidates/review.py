@@ -18,6 +18,7 @@ from cfannotate.campaigns.services import MAX_TEXT_CHARS
 from cfannotate.candidates import adapter, hooks
 from cfannotate.candidates.models import Candidate, CandidateStatus
 from cfannotate.core.exceptions import CfannotateError, Conflict, InvalidInput, NotFound
+from cfannotate.core.text import counted
 
 REVIEW_ACTIONS = ("accept", "reject")
 MAX_BULK = 500
@@ -44,7 +45,7 @@ def _raise_if_judged(candidate: Candidate, doing: str) -> None:
     judged = candidate.judgments.count()
     if judged:
         raise Conflict(
-            f"Workers already judged this candidate ({judged} judgment(s)); it cannot be "
+            f"Workers already judged this candidate ({counted(judged, 'judgment')}); it cannot be "
             f"{doing} now."
         )
 
@@ -213,6 +214,7 @@ def candidates_review(
                 errors.setdefault(f"{action}.{candidate_id}", []).append(error.message)
     if errors:
         raise InvalidInput(
-            f"{len(errors)} candidate(s) cannot be changed; nothing was changed.", fields=errors
+            f"{counted(len(errors), 'candidate')} cannot be changed; nothing was changed.",
+            fields=errors,
         )
     return ReviewSummary(accepted=len(set(accept)), rejected=len(set(reject)))

@@ -28,6 +28,7 @@ from cfannotate.candidates.models import GenerationRun
 from cfannotate.candidates.uploads import uploaded_bytes
 from cfannotate.core.exceptions import CfannotateError, InvalidInput, NotFound
 from cfannotate.core.htmx import HtmxHttpRequest
+from cfannotate.core.text import counted
 
 FRAGMENT = "candidates/_run_progress.html"
 RECENT_FRAGMENT = "candidates/_recent.html"
@@ -231,7 +232,7 @@ def candidates_bulk(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
             raise InvalidInput("Candidate ids are numbers.", fields={"ids": ["Not a number."]})
         summary = review.candidates_review(campaign=campaign, **{action: ids})
         done = summary.accepted if action == "accept" else summary.rejected
-        message = f"{done} candidate(s) {action}ed."
+        message = f"{counted(done, 'candidate')} {action}ed."
     except CfannotateError as caught:
         error = caught
     context, status = _review_context(request, campaign, message=message, error=error)

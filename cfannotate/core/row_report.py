@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from cfannotate.core.exceptions import InvalidInput
+from cfannotate.core.text import counted
 
 MAX_ROW_ERRORS_REPORTED = 50
 _NUMBER = re.compile(r"(\d+)$")
@@ -31,7 +32,8 @@ def rows_invalid(
     """The one error for an import with bad rows: `errors` by place, shown in file order."""
     ordered = sorted(errors.items(), key=lambda item: _place_number(item[0]))
     shown = dict(ordered[:MAX_ROW_ERRORS_REPORTED])
-    message = f"{len(errors)} row(s) are invalid; {nothing}."
+    verb = "is" if len(errors) == 1 else "are"
+    message = f"{counted(len(errors), 'row')} {verb} invalid; {nothing}."
     if len(errors) > len(shown):
         message += f" Only the first {len(shown)} are listed."
     return InvalidInput(message, fields=shown)

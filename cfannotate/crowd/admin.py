@@ -2,6 +2,7 @@ from django.contrib import admin, messages
 from django.db.models import Count
 
 from cfannotate.core.exceptions import CfannotateError
+from cfannotate.core.text import counted
 from cfannotate.crowd.models import (
     AssignmentReview,
     BlockScope,
@@ -80,7 +81,8 @@ class PersonalLinkAdmin(admin.ModelAdmin):
     @admin.action(description="Revoke (the link and the worker pages it opened stop working)")
     def revoke_links(self, request, queryset):
         revoked = sum(personal_link_revoke(link=link) for link in queryset)
-        self.message_user(request, f"Revoked {revoked} personal link(s).", messages.SUCCESS)
+        said = f"Revoked {counted(revoked, 'personal link')}."
+        self.message_user(request, said, messages.SUCCESS)
 
 
 class MTurkHitInline(admin.TabularInline):

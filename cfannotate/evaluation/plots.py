@@ -8,6 +8,7 @@ quality charts' geometry (`cfannotate.quality.plots`); an interval is a thin bar
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from cfannotate.core.text import counted
 from cfannotate.quality.plots import LEFT, PLOT_HEIGHT, PLOT_WIDTH, TOP, Bar, Chart, Tick
 
 INTERVAL_SERIES = 4  # drawn in the foreground colour (static/css: .chart .series-4)
@@ -139,7 +140,7 @@ def augmentation_chart(result: dict) -> Chart:
         title="comp against aug",
         description=(
             f"n = {result['n']} originals plus m = {result['m']} more originals (comp) or "
-            f"counterfactuals (aug); mean over {splits} split(s), whiskers ± one std."
+            f"counterfactuals (aug); mean over {counted(splits, 'split')}, whiskers ± one std."
         ),
         interval_name="± std",
         legend=[(0, f"comp (n + {result['m']} originals)"), (1, f"aug (n + {result['m']} x̂)")],

@@ -17,6 +17,7 @@ from django.db import transaction
 
 from cfannotate.campaigns.models import Campaign
 from cfannotate.core.exceptions import InvalidInput
+from cfannotate.core.text import counted
 from cfannotate.evaluation.models import Evaluation, EvaluationKind, EvaluationSource
 from cfannotate.evaluation.selectors import EvaluationData, evaluation_data
 from generation.evaluation import (
@@ -267,7 +268,7 @@ def _uploaded_predictions(
         absent = [key for key in keys if key not in given]
         if absent:
             problem = (
-                f"Predictions are missing for {len(absent)} {what}(s) of the contrast set, "
+                f"Predictions are missing for {counted(len(absent), what)} of the contrast set, "
                 f"e.g. {id_field} {absent[0]!r}."
             )
             raise InvalidInput(

@@ -9,6 +9,7 @@ from cfannotate.campaigns.access import campaign_owner_required
 from cfannotate.campaigns.plain_forms import block_of_section_page, plain_form_fallback
 from cfannotate.core.exceptions import CfannotateError
 from cfannotate.core.htmx import HtmxHttpRequest
+from cfannotate.core.text import counted
 from cfannotate.core.worker_tokens import join_token
 from cfannotate.labeling.ordering import units_order_by_budget
 from cfannotate.labeling.selectors import labeling_progress
@@ -98,7 +99,7 @@ def labeling_order_view(request: HtmxHttpRequest, campaign_id: int) -> HttpRespo
         return _order_fragment(request, campaign, error=error.message, status=error.status_code)
     message = (
         f"The {summary.originals} most diverse of the open originals (budget {summary.budget}) "
-        f"come first: {summary.units} unit(s) moved to the front."
+        f"come first: {counted(summary.units, 'unit')} moved to the front."
     )
     return _order_fragment(request, campaign, message=message)
 

@@ -22,6 +22,7 @@ from cfannotate.campaigns.services import MAX_TEXT_CHARS, label_lookup
 from cfannotate.candidates.models import Candidate, CandidateSource, CandidateStatus
 from cfannotate.core.exceptions import Conflict, InvalidInput
 from cfannotate.core.row_report import RowError, row_errors_raise
+from cfannotate.core.text import counted
 from cfannotate.labeling.models import GoldItem, GoldKind, GoldRound, LabelingUnit, Round
 from cfannotate.labeling.units import (
     ORIGINAL_GIVEN_OUT,
@@ -272,7 +273,7 @@ def gold_round_raise_if_given(gold_round: GoldRound) -> None:
     given = gold_round_times_given(gold_round)
     if given:
         raise Conflict(
-            f"Workers were already given this round ({given} time(s)); its answers can no "
+            f"Workers were already given this round ({counted(given, 'time')}); its answers can no "
             "longer change, since they scored those workers. Deactivate it and author a new one.",
             fields={"items": ["Already given to workers."]},
         )

@@ -8,6 +8,7 @@ from django.db.models.functions import Coalesce
 
 from cfannotate.campaigns.models import Campaign
 from cfannotate.candidates.models import Candidate
+from cfannotate.core.text import counted
 from cfannotate.labeling.models import (
     Assignment,
     AssignmentState,
@@ -116,18 +117,30 @@ class GoldCoverage:
             return "Assignments carry no gold round: workers are judged on time alone."
         if not self.gold_rounds:
             return "There is no active gold round: workers are judged on time alone."
+        needed = (
+            f"about {counted(self.assignments_needed, 'more assignment')}"
+            if self.assignments_needed
+            else "no more assignments"
+        )
+        full = self.assignments_per_worker
+        carry = (
+            "no assignment of a worker carries a full set"
+            if full == 0
+            else "each worker's first assignment carries a full set"
+            if full == 1
+            else f"each worker's first {full} assignments carry a full set"
+        )
         text = (
-            f"{self.gold_rounds} gold round{'s' if self.gold_rounds != 1 else ''}, "
-            f"{self.per_assignment} per assignment: each worker's first "
-            f"{self.assignments_per_worker} assignment(s) carry a full set; the units need "
-            f"about {self.assignments_needed} more assignment(s) in all. A worker who has "
-            "seen every gold round still gets assignments, without gold, and their earlier "
+            f"{counted(self.gold_rounds, 'gold round')}, {self.per_assignment} per "
+            f"assignment: {carry}; the units need {needed} in all. A worker who has seen "
+            "every gold round still gets assignments, without gold, and their earlier "
             "verdicts stand."
         )
         if self.workers_out_of_gold:
+            have = "has" if self.workers_out_of_gold == 1 else "have"
             text += (
-                f" {self.workers_out_of_gold} worker(s) have seen every gold round: add gold "
-                "rounds to keep checking them."
+                f" {counted(self.workers_out_of_gold, 'worker')} {have} seen every gold "
+                "round: add gold rounds to keep checking them."
             )
         return text
 

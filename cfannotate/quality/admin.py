@@ -1,5 +1,6 @@
 from django.contrib import admin, messages
 
+from cfannotate.core.text import counted
 from cfannotate.quality.decisions import decision_apply
 from cfannotate.quality.models import (
     AggregatedLabel,
@@ -62,7 +63,7 @@ class WorkerDecisionAdmin(admin.ModelAdmin):
         count = queryset.filter(state=DecisionState.PROPOSED).update(
             state=DecisionState.CONFIRMED, decided_by=request.user, proposed_by_filters=False
         )
-        self.message_user(request, f"{count} decision(s) confirmed.")
+        self.message_user(request, f"{counted(count, 'decision')} confirmed.")
 
     @admin.action(description="Send the selected confirmed decisions to the platforms")
     def send(self, request, queryset):

@@ -10,6 +10,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from cfannotate.core.text import counted
+
 WIDTH, HEIGHT = 480, 220
 LEFT, RIGHT, TOP, BOTTOM = 44, 12, 14, 40
 PLOT_WIDTH = WIDTH - LEFT - RIGHT
@@ -163,7 +165,7 @@ def round_time_chart(seconds: Sequence[float], *, threshold: float) -> Chart:
                 y=TOP + PLOT_HEIGHT - height,
                 width=max(width - 1, 1),
                 height=height,
-                title=f"{count} round(s) took {span}",
+                title=f"{counted(count, 'round')} took {span}",
                 series=0 if low + bin_width > threshold else 1,
             )
         )
@@ -217,7 +219,9 @@ def gold_chart(workers: Sequence["WorkerStanding"]) -> Chart:
                     y=base,
                     width=width * 0.7,
                     height=height,
-                    title=f"{count} worker(s) with {right} right, {WORKER_VERDICTS[series]}",
+                    title=(
+                        f"{counted(count, 'worker')} with {right} right, {WORKER_VERDICTS[series]}"
+                    ),
                     series=series,
                 )
             )
@@ -455,7 +459,7 @@ def position_chart(
                     y=base,
                     width=max(width * 0.8, 1),
                     height=height,
-                    title=f"Round {position}: {share:.0%} {label} of {total} judgment(s)",
+                    title=f"Round {position}: {share:.0%} {label} of {counted(total, 'judgment')}",
                     series=series % 4,
                 )
             )

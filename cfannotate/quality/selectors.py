@@ -7,6 +7,7 @@ from django.db.models import Count, F, Q, Sum
 
 from cfannotate.campaigns.models import Campaign, FlipClassifier
 from cfannotate.candidates.models import CandidateSource
+from cfannotate.core.text import counted
 from cfannotate.labeling.models import GoldRound, Judgment, LabelingUnit, Round, RoundKind
 from cfannotate.labeling.selectors import GoldCoverage, gold_coverage
 from cfannotate.quality.agreement import Agreement, agreement
@@ -284,9 +285,10 @@ def filter_effects(campaign: Campaign) -> FilterEffects:
     )
     capped = aggregates.filter(needs_more=True, candidate__unit_item__unit__in=capped_units)
     hints = [
-        f"{effect.careful_alone} worker(s) with at least {CAREFUL_GOLD_ACCURACY:.0%} of their "
-        f"gold right were removed by the {effect.rule} rule alone: look at "
-        f"“{effect.setting}” on the settings page."
+        f"{counted(effect.careful_alone, 'worker')} with at least "
+        f"{CAREFUL_GOLD_ACCURACY:.0%} of their gold right "
+        f"{'was' if effect.careful_alone == 1 else 'were'} removed by the {effect.rule} rule "
+        f"alone: look at “{effect.setting}” on the settings page."
         for effect in effects
         if effect.careful_alone
     ]

@@ -10,6 +10,7 @@ from cfannotate.campaigns.access import campaign_owner_required
 from cfannotate.campaigns.plain_forms import block_of_section_page, plain_form_fallback
 from cfannotate.core.exceptions import CfannotateError, InvalidInput
 from cfannotate.core.htmx import HtmxHttpRequest
+from cfannotate.core.text import counted
 from cfannotate.quality import plots
 from cfannotate.quality.decisions import (
     decision_update,
@@ -97,8 +98,8 @@ def quality_refresh_view(request: HtmxHttpRequest, campaign_id: int) -> HttpResp
     message = (
         f"Quality control ran: {summary.qualified} of {summary.workers} workers qualified, "
         f"{summary.kept} of {summary.candidates} counterfactuals kept, "
-        f"{summary.requeued_units} unit(s) re-queued, {summary.decisions_proposed} decision(s) "
-        "proposed or updated."
+        f"{counted(summary.requeued_units, 'unit')} re-queued, "
+        f"{counted(summary.decisions_proposed, 'decision')} proposed or updated."
     )
     context = {**report_context(campaign), "message": message}
     response = TemplateResponse(request, "quality/_report.html", context)
@@ -161,7 +162,7 @@ def decision_update_view(
 def decisions_confirm_view(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     campaign = request.campaign
     count = decisions_confirm_proposed(campaign=campaign, user=request.user)
-    context = _decisions_context(campaign, message=f"{count} proposal(s) confirmed.")
+    context = _decisions_context(campaign, message=f"{counted(count, 'proposal')} confirmed.")
     return TemplateResponse(request, "quality/_decisions.html", context)
 
 
@@ -177,7 +178,7 @@ def decisions_apply_view(request: HtmxHttpRequest, campaign_id: int) -> HttpResp
         context = _decisions_context(campaign, asks_to_confirm=True, confirmed_count=waiting)
         return TemplateResponse(request, "quality/_decisions.html", context)
     applied, failed = decisions_apply(campaign=campaign)
-    message = f"{applied} decision(s) sent to the platforms"
+    message = f"{counted(applied, 'decision')} sent to the platforms"
     message += f", {failed} refused (see the errors below)." if failed else "."
     context = _decisions_context(campaign, message=message)
     return TemplateResponse(request, "quality/_decisions.html", context)

@@ -56,7 +56,7 @@ def test_review_reject_edit_and_promote_to_gold(live_server, page):
     # 3b. Tick the edited one and accept it in bulk: the results come back in place.
     page.get_by_label(f"Tick candidate {fine.id}").check()
     page.get_by_role("button", name="Accept ticked").click()
-    page.get_by_text("1 candidate(s) accepted.").wait_for()
+    page.get_by_text("1 candidate accepted.").wait_for()
     assert Candidate.objects.get(pk=fine.pk).status == CandidateStatus.SELECTED
     assert page.evaluate("window.__marker") == "kept", "the page was reloaded, not swapped"
 

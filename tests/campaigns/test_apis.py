@@ -90,7 +90,7 @@ def test_import_errors_are_per_row(api_client, campaign):
     )
     assert response.status_code == 400
     body = response.json()
-    assert body["message"] == "1 row(s) are invalid; nothing was imported."
+    assert body["message"] == "1 row is invalid; nothing was imported."
     assert len(body["fields"]["row 2"]) == 2
     assert campaign.originals.count() == 0
 

@@ -162,7 +162,7 @@ def test_bulk_review_by_a_plain_post_keeps_the_filters(logged_in, campaign, revi
         HTTP_REFERER=f"http://testserver{review}",
     )
     assert response.status_code == 303 and response["Location"].endswith(review)
-    assert _messages(response) == ["1 candidate(s) rejected."]
+    assert _messages(response) == ["1 candidate rejected."]
     assert Candidate.objects.get(pk=reviewed[1].pk).status == CandidateStatus.REJECTED
     nothing = logged_in.post(reverse("candidates-bulk", args=[campaign.id]), {"action": "accept"})
     assert nothing.status_code == 400

@@ -119,7 +119,7 @@ def test_import_reports_every_bad_row_and_imports_nothing(campaign):
                 {"id": "ok", "text": "Duplicate id.", "label": "negative"},
             ],
         )
-    assert error.value.message == "4 row(s) are invalid; nothing was imported."
+    assert error.value.message == "4 rows are invalid; nothing was imported."
     fields = error.value.fields
     assert fields["row 2"] == ["text: The text is empty."]
     assert "Unknown label 'neutral'" in fields["row 3"][0]

@@ -75,7 +75,7 @@ def test_invalid_rows_are_a_400_listing_them(api_client, nli):
     response = api_client.post(url(nli), {"file": file(content)}, format="multipart")
     assert response.status_code == 400
     body = response.json()
-    assert body["message"] == "1 row(s) are invalid; nothing was imported."
+    assert body["message"] == "1 row is invalid; nothing was imported."
     assert body["fields"] == {
         "row 3": [
             "context ('sentence1'): The premise is empty.",

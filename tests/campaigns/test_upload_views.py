@@ -177,7 +177,7 @@ def test_import_errors_list_the_rows_and_import_nothing(client, researcher, camp
     )
     assert failed.status_code == 400
     html = failed.content.decode()
-    assert "2 row(s) are invalid; nothing was imported." in html
+    assert "2 rows are invalid; nothing was imported." in html
     assert "<strong>row 3</strong>: text (&#x27;text&#x27;): The text is empty." in html
     assert "<strong>row 4</strong>: label (&#x27;label&#x27;): Unknown label" in html
     assert not campaign.originals.exists()

@@ -151,7 +151,7 @@ def test_unknown_labels_are_summarized_and_reported_per_row(campaign):
     assert result.errors["row 4"] == [
         "label ('label'): Unknown label 'neutral'; expected one of negative, positive."
     ]
-    with pytest.raises(InvalidInput, match=r"^3 row\(s\) are invalid; nothing was imported\.$"):
+    with pytest.raises(InvalidInput, match=r"^3 rows are invalid; nothing was imported\.$"):
         originals_upload(campaign=campaign, preview=result)
     assert not campaign.originals.exists()
 
@@ -316,6 +316,6 @@ def test_only_the_first_50_row_errors_are_listed(campaign):
     with pytest.raises(InvalidInput) as caught:
         originals_upload(campaign=campaign, preview=result)
     assert caught.value.message == (
-        "60 row(s) are invalid; nothing was imported. Only the first 50 are listed."
+        "60 rows are invalid; nothing was imported. Only the first 50 are listed."
     )
     assert len(caught.value.fields) == 50 and "row 51" in caught.value.fields

@@ -292,7 +292,7 @@ def test_bad_rows_of_an_upload_are_each_named_and_nothing_is_stored(api_client, 
     )
     assert response.status_code == 400
     body = response.json()
-    assert "2 row(s) are invalid" in body["message"]
+    assert "2 rows are invalid" in body["message"]
     assert body["fields"] == {
         "row 3": ["id: No candidate '999999' in this campaign."],
         "row 4": [
@@ -441,7 +441,7 @@ def test_every_bad_row_is_shown_in_the_page_and_nothing_is_stored(client, resear
     page = _text(response)
     assert response.status_code == 400
     assert "<html" in page and "<details open>" in page  # the whole page, the block open
-    assert "2 row(s) are invalid" in page
+    assert "2 rows are invalid" in page
     assert "row 3</strong>: id: No candidate '999999' in this campaign." in page
     assert (
         "row 4</strong>: label: Unknown label 'sarcastic'; expected one of negative, positive."

@@ -166,7 +166,7 @@ def test_generate_command_runs_the_chunks_in_the_foreground(
     monkeypatch.setattr("generation.pipeline.load_cached", lambda *a, **k: tiny_lm)
     out = StringIO()
     call_command("generate", campaign.id, "--limit", "3", "--chunk-size", "2", stdout=out)
-    assert "done" in out.getvalue() and "from 3 originals in 2 chunk(s)" in out.getvalue()
+    assert "done" in out.getvalue() and "from 3 originals in 2 chunks" in out.getvalue()
     assert Candidate.objects.filter(campaign=campaign).exists()
 
 

@@ -348,7 +348,7 @@ def test_every_bad_row_is_reported_and_nothing_imported(import_campaign):
     with pytest.raises(InvalidInput) as caught:
         candidates_import(campaign=import_campaign, file_name="mine.jsonl", content=content)
     fields = caught.value.fields
-    assert caught.value.message == "13 row(s) are invalid; nothing was imported."
+    assert caught.value.message == "13 rows are invalid; nothing was imported."
     expected = {
         "line 2": "No original 's99'",
         "line 3": "text: Missing or empty",

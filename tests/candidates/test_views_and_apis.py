@@ -130,7 +130,7 @@ def test_api_import_errors_are_per_row_and_owner_scoped(
     response = api_client.post(url, {"file": _upload(bad)}, format="multipart")
     assert response.status_code == 400
     body = response.json()
-    assert body["message"] == "2 row(s) are invalid; nothing was imported."
+    assert body["message"] == "2 rows are invalid; nothing was imported."
     assert set(body["fields"]) == {"row 2", "row 3"}
     missing = api_client.post(url, {}, format="multipart")
     assert missing.status_code == 400 and "file" in missing.json()["fields"]
@@ -205,7 +205,7 @@ def test_upload_form_shows_row_errors_in_place(client, researcher, import_campai
     assert "<strong>row 3</strong>: original_id: No original &#x27;&lt;script&gt;s77" in html
     assert "<script>s77" not in html
     plain = client.post(url, {"file": _upload(b"original_id,text\ns77,x\n")})
-    assert plain.status_code == 400 and "1 row(s) are invalid" in plain.content.decode()
+    assert plain.status_code == 400 and "1 row is invalid" in plain.content.decode()
     empty = client.post(url, {}, HTTP_HX_REQUEST="true")
     assert "Choose a CSV or JSONL file" in empty.content.decode()
     assert not Candidate.objects.exists()

@@ -93,6 +93,6 @@ def test_revoking_a_personal_link_in_the_admin_uses_the_service(staff, campaign)
         {"action": "revoke_links", "_selected_action": [link.pk]},
         follow=True,
     )
-    assert "Revoked 1 personal link(s)." in response.content.decode()
+    assert "Revoked 1 personal link." in response.content.decode()
     link.refresh_from_db()
     assert link.revoked_at is not None

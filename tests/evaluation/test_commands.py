@@ -67,7 +67,7 @@ def test_table3_prints_comp_and_aug(evaluable):
         stderr=StringIO(),
     )
     lines = out.getvalue().splitlines()
-    assert lines[0].startswith("Table 3, augmentation: 1 split(s), seeds [0]")
+    assert lines[0].startswith("Table 3, augmentation: 1 split, seeds [0]")
     assert [line.split()[2] for line in lines[2:]] == ["comp", "aug"]
 
 

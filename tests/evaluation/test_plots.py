@@ -56,7 +56,7 @@ def test_table3_groups_comp_and_aug_by_test_set():
     assert bars[3].y == pytest.approx(_y(0.8))
     assert bars[3].title == "aug on contrast set: 80.0%"
     assert chart.legend == [(0, "comp (n + 4 originals)"), (1, "aug (n + 4 x̂)")]
-    assert "mean over 2 split(s)" in chart.description
+    assert "mean over 2 splits" in chart.description
 
 
 def test_no_groups_is_an_empty_chart():

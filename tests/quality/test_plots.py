@@ -7,11 +7,11 @@ def test_round_times_are_binned_and_fast_rounds_drawn_apart():
     chart = plots.round_time_chart([5, 7, 20, 20, 31, 400], threshold=18)
     titles = [bar.title for bar in chart.bars]
     assert titles == [
-        "1 round(s) took 0 to 6 s",
-        "1 round(s) took 6 to 12 s",
-        "2 round(s) took 18 to 24 s",
-        "1 round(s) took 30 to 36 s",
-        "1 round(s) took 120 s or more",
+        "1 round took 0 to 6 s",
+        "1 round took 6 to 12 s",
+        "2 rounds took 18 to 24 s",
+        "1 round took 30 to 36 s",
+        "1 round took 120 s or more",
     ]
     assert [bar.series for bar in chart.bars] == [1, 1, 0, 0, 0]
     assert chart.description == "6 rounds; 2 took 18 s or less."
@@ -21,8 +21,8 @@ def test_round_times_are_binned_and_fast_rounds_drawn_apart():
         chart.top <= bar.y and bar.y + bar.height <= chart.bottom + 1e-6 for bar in chart.bars
     )
     heights = {bar.title: bar.height for bar in chart.bars}
-    assert heights["2 round(s) took 18 to 24 s"] == pytest.approx(
-        2 * heights["1 round(s) took 30 to 36 s"]
+    assert heights["2 rounds took 18 to 24 s"] == pytest.approx(
+        2 * heights["1 round took 30 to 36 s"]
     )
 
 
@@ -36,9 +36,9 @@ def test_gold_chart_stacks_kept_and_filtered_workers():
     )
     assert [tick.label for tick in chart.x_ticks] == ["0", "1", "2", "3", "4", "5", "6"]
     assert sorted(bar.title for bar in chart.bars) == [
-        "1 worker(s) with 3 right, filtered out",
-        "1 worker(s) with 5 right, kept",
-        "2 worker(s) with 6 right, kept",
+        "1 worker with 3 right, filtered out",
+        "1 worker with 5 right, kept",
+        "2 workers with 6 right, kept",
     ]
     assert plots.gold_chart([]).empty
     assert chart.legend == [(0, "kept"), (1, "filtered out")]
@@ -48,9 +48,9 @@ def test_workers_on_hold_are_drawn_apart_from_the_filtered():
     workers = [_gold(2, 4, False, on_hold=True), _gold(1, 4, False), _gold(4, 4, True)]
     chart = plots.gold_chart(workers)
     assert sorted(bar.title for bar in chart.bars) == [
-        "1 worker(s) with 1 right, filtered out",
-        "1 worker(s) with 2 right, on hold for more gold",
-        "1 worker(s) with 4 right, kept",
+        "1 worker with 1 right, filtered out",
+        "1 worker with 2 right, on hold for more gold",
+        "1 worker with 4 right, kept",
     ]
     assert chart.table.columns == [
         "Gold right",
@@ -141,9 +141,9 @@ def test_position_chart_stacks_label_shares_per_round_position():
     )
     assert [tick.label for tick in chart.x_ticks] == ["1", "3"]
     assert sorted(bar.title for bar in chart.bars) == [
-        "Round 1: 25% negative of 4 judgment(s)",
-        "Round 1: 75% positive of 4 judgment(s)",
-        "Round 3: 100% positive of 2 judgment(s)",
+        "Round 1: 25% negative of 4 judgments",
+        "Round 1: 75% positive of 4 judgments",
+        "Round 3: 100% positive of 2 judgments",
     ]
     column = [bar for bar in chart.bars if bar.title.startswith("Round 1")]
     assert sum(bar.height for bar in column) == pytest.approx(chart.plot_height)

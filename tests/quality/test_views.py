@@ -132,7 +132,7 @@ def test_decisions_change_through_the_page(browser_client, labeled):
     assert bad_amount.status_code == 400
     apply = reverse("quality-decisions-apply", args=[labeled.id])
     sent = browser_client.post(apply, {"confirmed": "yes"}, HTTP_HX_REQUEST="true")
-    assert "1 decision(s) sent to the platforms." in sent.content.decode()
+    assert "1 decision sent to the platforms." in sent.content.decode()
 
 
 def test_sending_decisions_without_the_confirmation_asks_first(browser_client, labeled):
@@ -254,13 +254,15 @@ def test_gold_coverage_is_said_before_and_while_labeling(api_client, browser_cli
     # 2 gold rounds, 2 per assignment: one assignment each with gold; 12 units x K=2 / 2.
     assert (coverage.assignments_per_worker, coverage.assignments_needed) == (1, 12)
     assert coverage.runs_short and "without gold" in coverage.message
+    assert "each worker's first assignment carries a full set" in coverage.message
+    assert "need about 12 more assignments in all" in coverage.message
     work(campaign, real=lambda _: (True, "negative"))
     quality_refresh(campaign=campaign)
     report = api_client.get(f"/api/campaigns/{campaign.id}/quality/").json()
     assert report["gold_coverage"]["workers_out_of_gold"] == 1
-    assert "1 worker(s) have seen every gold round" in report["gold_coverage"]["message"]
+    assert "1 worker has seen every gold round" in report["gold_coverage"]["message"]
     page = browser_client.get(reverse("quality-page", args=[campaign.id])).content.decode()
-    assert 'id="gold-coverage"' in page and "have seen every gold round" in page
+    assert 'id="gold-coverage"' in page and "1 worker has seen every gold round" in page
 
 
 def test_the_report_says_what_each_filter_removed_and_which_setting_to_look_at(
@@ -409,3 +411,21 @@ def test_a_worker_on_hold_for_more_gold_is_shown_apart_from_the_filtered(
     api = browser_client.get(f"/api/campaigns/{campaign.id}/quality/").json()
     assert api["summary"]["on_hold"] == 1 and api["summary"]["filtered"] == 0
     assert api["workers"][0]["held_until"] == 6
+
+
+@pytest.mark.parametrize(
+    ("gold_rounds", "needed", "said"),
+    [
+        (4, 0, "each worker's first 2 assignments carry a full set; the units need no more "
+         "assignments in all"),
+        (1, 1, "no assignment of a worker carries a full set; the units need about 1 more "
+         "assignment in all"),
+    ],
+)  # fmt: skip
+def test_the_gold_coverage_message_counts_in_words(gold_rounds, needed, said):
+    from cfannotate.labeling.selectors import GoldCoverage
+
+    coverage = GoldCoverage(
+        gold_rounds=gold_rounds, per_assignment=2, assignments_needed=needed, workers_out_of_gold=0
+    )
+    assert said in coverage.message and "(s)" not in coverage.message

@@ -12,6 +12,7 @@ from cfannotate.candidates.runs import (
     generation_run_create,
 )
 from cfannotate.core.exceptions import CfannotateError
+from cfannotate.core.text import counted
 
 
 class Command(BaseCommand):
@@ -60,6 +61,6 @@ class Command(BaseCommand):
             self.style.SUCCESS(
                 f"{found.name}: run {run.pk} {run.get_state_display().lower()}: "
                 f"{run.candidates_stored} new candidates from {len(ids)} originals in "
-                f"{run.chunks_done} chunk(s); {units} labeling units selected."
+                f"{counted(run.chunks_done, 'chunk')}; {units} labeling units selected."
             )
         )

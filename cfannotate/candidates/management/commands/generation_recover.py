@@ -3,6 +3,7 @@
 from django.core.management.base import BaseCommand
 
 from cfannotate.candidates.runs import requeue_stale_chunks
+from cfannotate.core.text import counted
 
 
 class Command(BaseCommand):
@@ -10,4 +11,4 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         count = requeue_stale_chunks()
-        self.stdout.write(f"{count} chunk(s) queued again.")
+        self.stdout.write(f"{counted(count, 'chunk')} queued again.")

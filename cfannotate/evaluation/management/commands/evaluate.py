@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from cfannotate.campaigns.models import Campaign
 from cfannotate.core.exceptions import CfannotateError
+from cfannotate.core.text import counted
 from cfannotate.evaluation import services
 from cfannotate.evaluation.models import Evaluation, EvaluationKind
 from cfannotate.evaluation.uploads import jsonl_records
@@ -72,7 +73,7 @@ def table2_lines(evaluation: Evaluation) -> list[str]:
 def table3_lines(evaluation: Evaluation) -> list[str]:
     r = evaluation.result
     lines = [
-        f"Table 3, augmentation: {len(r['splits'])} split(s), seeds {r['seeds']}, "
+        f"Table 3, augmentation: {counted(len(r['splits']), 'split')}, seeds {r['seeds']}, "
         f"{r['test_fraction']:.0%} held out",
         f"{'n':>6} {'m':>6} {'model':6} {'held-out orig.':>15} {'contrast set':>15}",
     ]

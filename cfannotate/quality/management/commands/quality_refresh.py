@@ -3,6 +3,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from cfannotate.campaigns.models import Campaign
+from cfannotate.core.text import counted
 from cfannotate.quality.decisions import decisions_apply
 from cfannotate.quality.selectors import quality_report
 from cfannotate.quality.services import quality_refresh
@@ -35,8 +36,8 @@ class Command(BaseCommand):
         self.stdout.write(
             f"{summary.qualified} of {summary.workers} workers qualified; "
             f"{summary.kept} of {summary.candidates} counterfactuals kept; "
-            f"{summary.requeued_units} unit(s) re-queued; "
-            f"{summary.decisions_proposed} decision(s) proposed or updated."
+            f"{counted(summary.requeued_units, 'unit')} re-queued; "
+            f"{counted(summary.decisions_proposed, 'decision')} proposed or updated."
         )
         agreement = report.label_agreement_qualified
         self.stdout.write(
@@ -48,5 +49,5 @@ class Command(BaseCommand):
             self.stdout.write(f"  {note}")
         if apply:
             applied, failed = decisions_apply(campaign=found)
-            message = f"Sent {applied} decision(s) to the platforms; {failed} refused."
+            message = f"Sent {counted(applied, 'decision')} to the platforms; {failed} refused."
             self.stdout.write(self.style.WARNING(message) if failed else message)

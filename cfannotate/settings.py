@@ -293,8 +293,22 @@ LOGGING = {
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
     },
+    "filters": {
+        # The task worker logs two lines per task it runs (every submitted assignment is
+        # assessed in one); failures stay, at ERROR, with their traceback.
+        "task_worker": {
+            "()": "cfannotate.core.log_filters.QuietBelow",
+            "logger": "django_tasks",
+            "level": environment.env_log_level("CFANNOTATE_TASK_LOG_LEVEL", "WARNING"),
+        },
+    },
     "handlers": {
-        "stderr": {"class": "logging.StreamHandler", "stream": sys.stderr, "formatter": "plain"},
+        "stderr": {
+            "class": "logging.StreamHandler",
+            "stream": sys.stderr,
+            "formatter": "plain",
+            "filters": ["task_worker"],
+        },
     },
     "root": {
         "handlers": ["stderr"],
@@ -302,10 +316,5 @@ LOGGING = {
     },
     "loggers": {
         "django.db.backends": {"level": "WARNING"},
-        # The task worker logs two lines per task it runs (every submitted assignment is
-        # assessed in one); failures stay, at ERROR, with their traceback.
-        "django_tasks": {
-            "level": environment.env_log_level("CFANNOTATE_TASK_LOG_LEVEL", "WARNING")
-        },
     },
 }

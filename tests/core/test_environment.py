@@ -130,10 +130,21 @@ def test_database_url_with_unknown_scheme_is_refused(tmp_path: Path):
 
 def test_the_task_worker_says_only_what_went_wrong_by_default():
     """Two INFO lines per background task would bury the app's own log (every submitted
-    assignment is assessed in a task); a task that fails is still logged, at ERROR."""
+    assignment is assessed in a task). `db_worker` sets its loggers to INFO as it starts,
+    so the handler drops them; a task that fails is still logged, at ERROR."""
     import logging
 
-    worker = logging.getLogger("django_tasks")
-    assert not worker.isEnabledFor(logging.INFO)
-    assert worker.isEnabledFor(logging.ERROR)
-    assert logging.getLogger("cfannotate").isEnabledFor(logging.INFO)
+    from django_tasks_db.management.commands.db_worker import Command
+
+    Command().configure_logging(verbosity=1)  # what `manage.py db_worker` does first
+    (handler,) = [h for h in logging.getLogger().handlers if h.get_name() == "stderr"]
+
+    def shown(name: str, level: int) -> bool:
+        logger = logging.getLogger(name)
+        record = logger.makeRecord(name, level, __file__, 1, "state=RUNNING", (), None)
+        return logger.isEnabledFor(level) and bool(handler.filter(record))
+
+    assert not shown("django_tasks", logging.INFO)
+    assert shown("django_tasks", logging.ERROR)
+    assert shown("django_tasks_db", logging.INFO)  # "Starting worker", once
+    assert shown("cfannotate.candidates.services", logging.INFO)

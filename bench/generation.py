@@ -115,7 +115,9 @@ def run_baseline(originals, settings: PipelineSettings, lm, fluency_lm, threshol
     docs: dict[str, object] = {}
     for index, (target, request) in enumerate(plan.requests):
         text = target.original.text
-        doc = docs.get(text) or docs.setdefault(text, nlp(text))
+        if text not in docs:
+            docs[text] = nlp(text)
+        doc = docs[text]
         prompt = plan.prompts[index].text
         prompt_length = len(lm.tokenizer(prompt, add_special_tokens=False)["input_ids"])
         # The same answer budget and stopping rule as ours, one prompt at a time.

@@ -223,6 +223,8 @@ def test_the_annotator_drops_names_and_counts_and_scores_only_the_rest(parses, m
         return [FluencyScore(full=-1.0, changed=None)] * len(items)
 
     monkeypatch.setattr(postprocess, "fluency_scores", fake)
+    # No model behind the fake scores: every text counts as one it reads whole.
+    monkeypatch.setattr(postprocess, "readable", lambda lm, texts: [True] * len(texts))
     records = [_record(text) for text in (GOOD, *BROKEN)]
 
     result = annotate(records, ORIGINALS, parses=parses, fluency_lm=object())

@@ -169,6 +169,8 @@ def _feedback_page(request, assignment: Assignment, token: str, round_):
             assignment,
             token,
             round=round_,
+            # The sentence the edits are of, as the round showed it (premise included).
+            reference=round_.gold_round.original,
             feedback=feedback,
             correct=sum(item.correct for item in feedback),
             next_url=_next_url(assignment, token),

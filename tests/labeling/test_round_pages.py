@@ -65,6 +65,19 @@ def test_training_submit_shows_feedback_then_continues(client, assignment):
     feedback = client.get(response["Location"]).content.decode()
     assert "expected answers" in feedback and "Known answer 1" in feedback
     assert _round_url(assignment, 2) in feedback
+    # The sentence the edits were of, with its label, as the round showed it.
+    training = assignment.rounds.get(position=1).gold_round.original
+    reference = re.search(r'<section class="reference".*?</section>', feedback, re.S)
+    assert reference and training.text in reference[0]
+    assert training.label.display_name in reference[0]
+    # An NLI worker reads the premise too: what the explanations speak of.
+    type(training).objects.filter(pk=training.pk).update(context="Two dogs run on a beach.")
+    type(assignment.campaign).objects.filter(pk=assignment.campaign_id).update(
+        context_name="Premise"
+    )
+    again = client.get(response["Location"]).content.decode()
+    reference = re.search(r'<section class="reference".*?</section>', again, re.S)
+    assert "Premise</span> Two dogs run on a beach." in reference[0]
 
 
 def test_a_post_without_the_form_token_is_refused(client, assignment):

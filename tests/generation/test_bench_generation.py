@@ -2,13 +2,12 @@
 `transformers serve` on the same originals, and prints its RESULT line."""
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.generation.tiny_models import tiny_lm_directory
+from tests.support import run_bench
 
 REPO = Path(__file__).resolve().parents[2]
 CAD = REPO.parent / "shared" / "data" / "cad"
@@ -18,38 +17,30 @@ CAD = REPO.parent / "shared" / "data" / "cad"
 @pytest.mark.skipif(not CAD.exists(), reason="needs ../shared/data/cad beside the checkout")
 def test_the_script_runs_every_engine_and_reports_the_ceiling_and_the_server(tmp_path_factory):
     model = str(tiny_lm_directory(tmp_path_factory, "llama"))
-    finished = subprocess.run(
-        [
-            sys.executable,
-            str(REPO / "bench" / "generation.py"),
-            "--model",
-            model,
-            "--fluency-model",
-            model,
-            "--device",
-            "cpu",
-            "--originals",
-            "2",
-            "--baseline-originals",
-            "1",
-            "--codes",
-            "negation",
-            "--blank-sets",
-            "1",
-            "--start-server",
-            "--server-api",
-            "completions",
-            "--no-quality",
-            "--engines",
-            "loop,continuous,continuous:sdpa",
-            "--continuous-batching",
-            "max_batch_tokens=512",
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
+    finished = run_bench(
+        "generation.py",
+        "--model",
+        model,
+        "--fluency-model",
+        model,
+        "--device",
+        "cpu",
+        "--originals",
+        "2",
+        "--baseline-originals",
+        "1",
+        "--codes",
+        "negation",
+        "--blank-sets",
+        "1",
+        "--start-server",
+        "--server-api",
+        "completions",
+        "--no-quality",
+        "--engines",
+        "loop,continuous,continuous:sdpa",
+        "--continuous-batching",
+        "max_batch_tokens=512",
     )
     assert finished.returncode == 0, finished.stdout[-3000:] + finished.stderr[-3000:]
     for engine in ("loop", "continuous", "continuous:sdpa", "server"):
@@ -83,14 +74,11 @@ def test_labeled_originals_are_prompted_label_directed_and_the_ceiling_decodes_t
     """What a campaign of labeled data runs: ours, the ceiling and the baseline all decode
     the label-directed prompts (a rewrite from the blank on: one prompt per blank set)."""
     model = str(tiny_lm_directory(tmp_path_factory, "llama"))
-    common = [sys.executable, str(REPO / "bench" / "generation.py"), "--model", model,
-              "--fluency-model", model, "--device", "cpu", "--originals", "2",
+    common = ["--model", model, "--fluency-model", model, "--device", "cpu", "--originals", "2",
               "--baseline-originals", "1", "--codes", "negation,lexical", "--blank-sets", "1",
               "--no-quality", "--engines", "loop", "--strategy", "fewshot"]  # fmt: skip
     runs = {
-        kind: subprocess.run(
-            common + flags, cwd=REPO, capture_output=True, text=True, timeout=300, check=False
-        )
+        kind: run_bench("generation.py", *common, *flags)
         for kind, flags in (("labeled", ["--labeled"]), ("unlabeled", []))
     }
     prompts = {}
@@ -127,19 +115,6 @@ def test_labeled_originals_are_prompted_label_directed_and_the_ceiling_decodes_t
     ],
 )
 def test_bad_engine_settings_are_refused_by_name(arguments, message, tmp_path):
-    finished = subprocess.run(
-        [
-            sys.executable,
-            str(REPO / "bench" / "generation.py"),
-            "--data",
-            str(tmp_path),
-            *arguments,
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    finished = run_bench("generation.py", "--data", str(tmp_path), *arguments, timeout=120)
     assert finished.returncode != 0
     assert message in finished.stderr

@@ -4,13 +4,13 @@ its RESULT line."""
 
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 from bench.server_client import MODEL, SAMPLES, InstantServer, ours, prompts_of
 from generation.decoding import DecodingConfig
 from generation.engines import ServerConfig
 from generation.engines.server import PROMPTS_PER_REQUEST, ServerEngine
+from tests.support import run_bench
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -29,13 +29,7 @@ def test_the_server_answers_lists_only_when_it_says_it_is_vllms():
 
 
 def _script(*options: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "bench/server_client.py", *options],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return run_bench("server_client.py", *options)
 
 
 def test_the_script_prints_every_client_and_its_result_line():

@@ -3,26 +3,19 @@ and prints its RESULT line; bad options are one usage line."""
 
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.generation.test_training_cli import data_folder
 from tests.generation.tiny_models import tiny_lm_directory
+from tests.support import run_bench
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def _run(*options: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "bench/training.py", *options],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    return run_bench("training.py", *options, timeout=600)
 
 
 def test_the_benchmark_times_every_side_and_prints_its_result(tmp_path_factory, tmp_path):

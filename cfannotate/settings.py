@@ -287,6 +287,13 @@ CROWD_PROLIFIC_REJECTION_CATEGORY = os.environ.get(
 CROWD_MAX_BONUS = os.environ.get("CFANNOTATE_MAX_BONUS", "20.00")
 CROWD_API_TIMEOUT_SECONDS = environment.env_int("CFANNOTATE_CROWD_TIMEOUT_SECONDS", 20)
 
+# Loading a model in the web or task process drew transformers' and the hub's progress
+# bars ("Loading weights") into the log, beside the log's own line saying what loaded and
+# how long it took; read at their import, so set before any model code is imported.
+# The app's own long work has its own progress: the generate command's bar, the campaign
+# page's. Set HF_HUB_DISABLE_PROGRESS_BARS=0 to see them.
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -315,6 +322,9 @@ LOGGING = {
         "level": environment.env_log_level("CFANNOTATE_LOG_LEVEL", "INFO"),
     },
     "loggers": {
+        # Django's own console handler (DEBUG only) printed every django.* line a second
+        # time beside ours; its lines reach the handler above through the root alone.
+        "django": {"handlers": [], "level": "INFO", "propagate": True},
         "django.db.backends": {"level": "WARNING"},
     },
 }

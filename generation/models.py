@@ -122,6 +122,11 @@ def default_model_directory(cache_dir: Path | None = None) -> Path:
     staging = Path(tempfile.mkdtemp(prefix=f".{DEFAULT_MODEL}-", dir=target.parent))
     try:
         started = time.perf_counter()
+        logger.info(
+            "Converting %s into %s: once per machine, about half a minute",
+            DEFAULT_GGUF_FILE,
+            target,
+        )
         _convert_gguf(gguf_dir, DEFAULT_GGUF_FILE, staging)
         # mkdtemp (and the safetensors writer) make owner-only files; a shared cache must be
         # readable by the web and task workers, which may run as other users.

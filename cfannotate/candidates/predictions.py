@@ -19,6 +19,7 @@ from cfannotate.candidates.models import Candidate, CandidateSource
 from cfannotate.core import tabular
 from cfannotate.core.exceptions import InvalidInput
 from cfannotate.core.row_report import rows_invalid
+from cfannotate.core.text import counted
 
 if TYPE_CHECKING:
     from generation.label_classifiers import LabeledText
@@ -288,5 +289,5 @@ def candidate_predictions_upload(*, campaign: Campaign, file_name: str, content:
             ["predicted_label", "predicted_confidence", "prediction_source"],
             batch_size=500,
         )
-    logger.info("campaign %s: %d predictions uploaded", campaign.pk, len(candidates))
+    logger.info("campaign %s: %s uploaded", campaign.pk, counted(len(candidates), "prediction"))
     return len(candidates)

@@ -20,6 +20,7 @@ from cfannotate.candidates.models import Candidate, CandidateSource
 from cfannotate.candidates.predictions import candidates_predict
 from cfannotate.core.exceptions import InvalidInput
 from cfannotate.core.row_report import rows_invalid
+from cfannotate.core.text import counted
 
 logger = logging.getLogger(__name__)
 
@@ -135,11 +136,11 @@ def candidates_generate(
         Campaign.objects.filter(pk=campaign.pk).update(status=CampaignStatus.REVIEW)
     kept = sum(summary.kept for summary in summaries)
     logger.info(
-        "campaign %s: %d candidates stored (%d kept) from %d originals by %s",
+        "campaign %s: %s stored (%d kept) from %s by %s",
         campaign.pk,
-        stored,
+        counted(stored, "candidate"),
         kept,
-        len(originals),
+        counted(len(originals), "original"),
         ", ".join(entry.name for entry in entries),
     )
     return GenerationSummary(
@@ -304,7 +305,9 @@ def candidates_import(
             Campaign.objects.filter(pk=campaign.pk).update(status=CampaignStatus.REVIEW)
         if queue_selection:
             candidates_ready_send(campaign.pk)  # labeling selects, as after a run
-    logger.info("campaign %s: %d candidates imported from %s", campaign.pk, imported, file_name)
+    logger.info(
+        "campaign %s: %s imported from %s", campaign.pk, counted(imported, "candidate"), file_name
+    )
     return ImportSummary(
         imported=imported,
         kept=annotated.stats.kept,

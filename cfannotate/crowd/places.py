@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from cfannotate.campaigns.models import Campaign
 from cfannotate.core.exceptions import CfannotateError, Conflict, InvalidInput
+from cfannotate.core.text import counted
 from cfannotate.crowd.models import ActionKind, ActionOutcome, Platform, PlatformAction, Publication
 from cfannotate.crowd.platform_calls import platform_call
 from cfannotate.crowd.providers import provider_for
@@ -140,13 +141,13 @@ def places_top_up(*, campaign: Campaign) -> int:
         publication_places_add(publication=publication, places=added)
     except CfannotateError as error:
         logger.warning(
-            "Adding %d places to Prolific study %s failed: %s",
-            added,
+            "Adding %s to Prolific study %s failed: %s",
+            counted(added, "place"),
             publication.external_id,
             error.message,
         )
         return 0
-    logger.info("Added %d places to Prolific study %s", added, publication.external_id)
+    logger.info("Added %s to Prolific study %s", counted(added, "place"), publication.external_id)
     return added
 
 

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from cfannotate.campaigns.models import Campaign
 from cfannotate.core.exceptions import Conflict, Expired, Forbidden, InvalidInput
+from cfannotate.core.text import counted
 from cfannotate.core.worker_tokens import (
     BAD_LINK,
     new_nonce,
@@ -129,7 +130,7 @@ class SessionInFlight(AssignmentInFlight):
             f"Your worker account already has this task in progress in {session}. Work "
             "never moves from one session to another, so finish it in the session where "
             "you started it. If you returned that one, this one can start once the work "
-            f"is released: after {campaign.lease_minutes} minutes without activity, or "
+            f"is released: after {counted(campaign.lease_minutes, 'minute')} without activity, or "
             "sooner when the researcher syncs with the platform. If you never started "
             "this task, someone else used your worker id: contact the researcher."
         )
@@ -221,12 +222,13 @@ def _link_enter(*, campaign: Campaign, worker: Worker, link: InvitationLink | No
         if active is not None:
             return active
         if link is not None:
-            counted = InvitationLink.objects.filter(pk=link.pk)
+            with_room = InvitationLink.objects.filter(pk=link.pk)
             if link.quota is not None:
-                counted = counted.filter(uses__lt=F("quota"))
-            if not counted.update(uses=F("uses") + 1):
+                with_room = with_room.filter(uses__lt=F("quota"))
+            if not with_room.update(uses=F("uses") + 1):
                 raise Conflict(
-                    f"This invitation link is used up: it was for {link.quota} assignments."
+                    "This invitation link is used up: it was for "
+                    f"{counted(link.quota or 0, 'assignment')}."
                 )
         # A failure here (no work left) rolls the use back with everything else.
         return assignment_start(campaign=campaign, worker=worker)

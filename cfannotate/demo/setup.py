@@ -18,6 +18,7 @@ from cfannotate.campaigns.datasets import read_jsonl
 from cfannotate.campaigns.models import Campaign, CampaignStatus, TaskType
 from cfannotate.campaigns.services import campaign_create, originals_import
 from cfannotate.candidates.models import CandidateSource
+from cfannotate.core.text import counted
 from cfannotate.labeling.gold import gold_rounds_import
 
 FIXTURES_DIR = Path(settings.BASE_DIR) / "fixtures"
@@ -248,15 +249,15 @@ def demo_generate(
                 stored, kept, done = stored + summary.stored, kept + summary.kept, done + len(batch)
                 tell(campaign)
             lines.append(
-                f"{campaign.name}: {stored} candidates ({kept} fluent) for "
-                f"{len(originals)} originals in {clock() - campaign_started:.0f}s."
+                f"{campaign.name}: {counted(stored, 'candidate')} ({kept} kept by the filters) "
+                f"for {counted(len(originals), 'original')} in {clock() - campaign_started:.0f} s."
             )
         selected = units_create_from_selection(campaign=campaign)
         if campaign.units.exists() and campaign.status != CampaignStatus.LABELING:
             labeling_open(campaign=campaign)
         units = campaign.units.count()
         lines.append(
-            f"{campaign.name}: {units} labeling units of diverse counterfactuals"
+            f"{campaign.name}: {counted(units, 'labeling unit')} of diverse counterfactuals"
             f"{f' ({selected.units} new)' if selected.units else ''}; open for labeling."
             if units
             else f"{campaign.name}: no fluent candidates to label yet."

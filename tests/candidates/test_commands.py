@@ -32,7 +32,7 @@ def test_import_candidates_imports_and_selects_units(campaign, tmp_path):
     out = StringIO()
     call_command("import_candidates", campaign.id, str(path), stdout=out)
     assert out.getvalue().strip() == (
-        "Imported 2 candidates for 1 originals into Reviews (2 fluent); 1 labeling units selected."
+        "Imported 2 candidates for 1 original into Reviews (2 fluent); 1 labeling unit selected."
     )
     assert Candidate.objects.filter(source="imported", status="selected").count() == 2
     assert LabelingUnit.objects.filter(campaign=campaign).count() == 1

@@ -1,3 +1,6 @@
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -148,3 +151,33 @@ def test_the_task_worker_says_only_what_went_wrong_by_default():
     assert shown("django_tasks", logging.ERROR)
     assert shown("django_tasks_db", logging.INFO)  # "Starting worker", once
     assert shown("cfannotate.candidates.services", logging.INFO)
+
+
+@pytest.mark.parametrize("name", ["django.request", "django.utils.autoreload", "django.security"])
+def test_a_django_line_reaches_one_handler_so_it_is_printed_once(name):
+    """Django's own console handler (on under DEBUG, as in the demo) printed every
+    django.* warning twice: "Not Found: /x" plain, then again with a time stamp."""
+    import logging
+
+    logger, reached = logging.getLogger(name), []
+    while logger is not None:
+        # pytest's own capture handlers sit on the root too; they print nothing.
+        reached += [h for h in logger.handlers if not type(h).__module__.startswith("_pytest")]
+        logger = logger.parent if logger.propagate else None
+
+    assert [handler.get_name() for handler in reached] == ["stderr"]
+
+
+def test_the_app_draws_no_model_loading_bars_in_its_log():
+    """A web or task process loading a model drew transformers' "Loading weights" bar into
+    the log; the app's settings turn those bars off before any model code is imported."""
+    script = (
+        "import django; django.setup(); "
+        "from transformers.utils import logging; print(logging.is_progress_bar_enabled())"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "HF_HUB_DISABLE_PROGRESS_BARS"}
+    env["DJANGO_SETTINGS_MODULE"] = "cfannotate.settings"
+    answer = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+    )
+    assert answer.stdout.strip() == "False"

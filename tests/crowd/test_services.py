@@ -127,7 +127,7 @@ def test_a_link_quota_counts_new_assignments_not_returning_workers(open_campaign
     first = make_worker()
     assignment = link_enter(campaign=open_campaign, worker=first, link=link)
     assert link_enter(campaign=open_campaign, worker=first, link=link).id == assignment.id
-    with pytest.raises(Conflict, match="used up: it was for 1 assignments"):
+    with pytest.raises(Conflict, match=r"used up: it was for 1 assignment\."):
         link_enter(campaign=open_campaign, worker=make_worker(), link=link)
     link.refresh_from_db()
     assert link.uses == 1 and Assignment.objects.count() == 1

@@ -96,7 +96,7 @@ def test_the_command_imports_and_reports_errors_in_one_line(tmp_path):
     good.write_text(json.dumps(_record(original)) + "\n", encoding="utf-8")
     out = io.StringIO()
     call_command("import_gold", str(campaign.id), str(good), stdout=out)
-    assert "Imported 1 rounds" in out.getvalue()
+    assert "Imported 1 round into" in out.getvalue()
 
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"original_id": "nope", "items": []}\n', encoding="utf-8")

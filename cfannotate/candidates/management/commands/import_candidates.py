@@ -8,6 +8,7 @@ from cfannotate.campaigns.models import Campaign
 from cfannotate.candidates.hooks import candidates_ready_send
 from cfannotate.candidates.services import candidates_import
 from cfannotate.core.exceptions import CfannotateError
+from cfannotate.core.text import counted
 
 
 class Command(BaseCommand):
@@ -48,7 +49,8 @@ class Command(BaseCommand):
         units = candidates_ready_send(found.pk, wait=True) or 0
         self.stdout.write(
             self.style.SUCCESS(
-                f"Imported {summary.imported} candidates for {summary.originals} originals into "
-                f"{found.name} ({summary.kept} fluent); {units} labeling units selected."
+                f"Imported {counted(summary.imported, 'candidate')} for "
+                f"{counted(summary.originals, 'original')} into {found.name} "
+                f"({summary.kept} fluent); {counted(units, 'labeling unit')} selected."
             )
         )

@@ -5,6 +5,7 @@ from django.core.management.base import BaseCommand
 from django.urls import reverse
 
 from cfannotate.core.exceptions import CfannotateError
+from cfannotate.core.text import counted
 from cfannotate.core.worker_tokens import link_token, personal_link_token
 from cfannotate.crowd.management.helpers import base_url_or_error, campaign_or_error, command_error
 from cfannotate.crowd.services import (
@@ -54,5 +55,5 @@ class Command(BaseCommand):
             )
             return
         url = base_url + reverse("join-link", kwargs={"token": link_token(link.id)})
-        limit = f", for {quota} assignments" if quota else ""
+        limit = f", for {counted(quota, 'assignment')}" if quota else ""
         self.stdout.write(self.style.SUCCESS(f"Invitation link {link.name!r}{limit}: {url}"))

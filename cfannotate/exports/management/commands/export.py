@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from cfannotate.campaigns.models import Campaign
 from cfannotate.core.exceptions import CfannotateError
+from cfannotate.core.text import counted
 from cfannotate.exports.files import DEFAULT_FORMAT, export_prepare
 from cfannotate.exports.formats import FORMATS
 from cfannotate.exports.selectors import EXPORT_KINDS, Row
@@ -49,13 +50,13 @@ class Command(BaseCommand):
             raise CommandError(error.message) from None
         written = 0
 
-        def counted(rows: Iterator[Row]) -> Iterator[Row]:
+        def tallied(rows: Iterator[Row]) -> Iterator[Row]:
             nonlocal written
             for row in rows:
                 written += 1
                 yield row
 
-        chunks = export.chunks(counted(export.rows()))
+        chunks = export.chunks(tallied(export.rows()))
         output = options["output"]
         if output is None:
             for chunk in chunks:
@@ -69,4 +70,4 @@ class Command(BaseCommand):
                     file.write(chunk)
         except OSError as error:
             raise CommandError(f"Cannot write {output}: {error.strerror}.") from None
-        self.stderr.write(f"Wrote {written} rows to {output}.")
+        self.stderr.write(f"Wrote {counted(written, 'row')} to {output}.")

@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from cfannotate.campaigns.datasets import read_jsonl
 from cfannotate.campaigns.models import Campaign
 from cfannotate.core.exceptions import CfannotateError
+from cfannotate.core.text import counted
 from cfannotate.labeling.gold import gold_rounds_import
 
 
@@ -34,4 +35,5 @@ class Command(BaseCommand):
                 f"{where}: {', '.join(messages)}" for where, messages in error.fields.items()
             )
             raise CommandError(error.message + (f" {details}" if details else "")) from None
-        self.stdout.write(self.style.SUCCESS(f"Imported {count} rounds into {found.name}."))
+        imported = counted(count, "round")
+        self.stdout.write(self.style.SUCCESS(f"Imported {imported} into {found.name}."))

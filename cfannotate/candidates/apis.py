@@ -340,7 +340,13 @@ class CandidateFilterSerializer(serializers.Serializer):
     )
     original = serializers.IntegerField(required=False, min_value=1, help_text="An original's id.")
     ordering = serializers.ChoiceField(
-        choices=list(CandidateQuerySet.ORDERINGS), required=False, allow_blank=True
+        choices=list(CandidateQuerySet.ORDERINGS),
+        required=False,
+        allow_blank=True,
+        help_text="original (the default): by original, within each what workers are shown, "
+        "then the other kept edits, then global rewrites, then the filtered and rejected, "
+        "the most fluent first in each; fluency / -fluency: most / least fluent first; "
+        "created / -created: oldest / newest first.",
     )
 
     def validate(self, attrs):

@@ -29,7 +29,7 @@ class CandidatePredictionsForm(forms.Form):
 
 
 ORDERING_CHOICES = [
-    ("original", "By original"),
+    ("original", "By original, what workers see first"),
     ("fluency", "Most fluent first"),
     ("-fluency", "Least fluent first"),
     ("-created", "Newest first"),

@@ -30,17 +30,37 @@ class CandidateSource(models.TextChoices):
 
 class CandidateStatus(models.TextChoices):
     GENERATED = "generated", "Generated"
-    FILTERED = "filtered", "Filtered out (fluency)"
+    # By a sanity filter or the fluency filter: metadata["dropped_by"] says which.
+    FILTERED = "filtered", "Filtered out"
     SELECTED = "selected", "Selected for labeling"
     REJECTED = "rejected", "Rejected by the researcher"
     GOLD = "gold", "Gold (known labels)"
+
+
+# Within an original, what a researcher reads first: what workers are shown (selected, or
+# in a gold round), then the other kept edits, then `global` rewrites (kept, but too far
+# from x to be counterfactuals, so never selected), then what was filtered or rejected.
+SHOWN_FIRST = models.Case(
+    models.When(status__in=(CandidateStatus.SELECTED, CandidateStatus.GOLD), then=0),
+    models.When(status=CandidateStatus.GENERATED, control_code=ControlCode.GLOBAL, then=2),
+    models.When(status=CandidateStatus.GENERATED, then=1),
+    default=3,
+    output_field=models.IntegerField(),
+)
 
 
 class CandidateQuerySet(models.QuerySet):
     """Chainable filters of the review page and the API; an empty argument filters nothing."""
 
     ORDERINGS = {
-        "original": ("original_id", "id"),
+        # By original, each original's candidates as SHOWN_FIRST says, the most fluent
+        # first within each group.
+        "original": (
+            "original_id",
+            SHOWN_FIRST,
+            models.F("fluency_full").desc(nulls_last=True),
+            "id",
+        ),
         "fluency": (models.F("fluency_full").desc(nulls_last=True), "id"),
         "-fluency": (models.F("fluency_full").asc(nulls_last=True), "id"),
         "created": ("created_at", "id"),

@@ -10,7 +10,6 @@ from django.db.models import (
     Count,
     Exists,
     F,
-    IntegerField,
     OuterRef,
     Q,
     QuerySet,
@@ -26,7 +25,6 @@ from cfannotate.candidates.models import (
     Candidate,
     CandidateStatus,
     ChunkState,
-    ControlCode,
     GenerationChunk,
     GenerationRun,
     RunState,
@@ -457,22 +455,13 @@ def generation_overview(campaign: Campaign) -> GenerationOverview:
 
 
 def recent_candidates(campaign: Campaign, limit: int = 50):
-    """The campaign's candidates with their originals, by original: first what workers are
-    shown (selected), then the other kept edits, then `global` rewrites (kept, but too far
-    from x to be counterfactuals, so never selected), then what was filtered or rejected;
-    the most fluent first within each. Ordering by fluency alone put short, generic
-    rewrites ("The movie was disappointing.") at the top of the campaign page."""
-    shown_first = Case(
-        When(status__in=(CandidateStatus.SELECTED, CandidateStatus.GOLD), then=Value(0)),
-        When(status=CandidateStatus.GENERATED, control_code=ControlCode.GLOBAL, then=Value(2)),
-        When(status=CandidateStatus.GENERATED, then=Value(1)),
-        default=Value(3),
-        output_field=IntegerField(),
-    )
+    """The campaign's candidates with their originals, by original as the review page
+    orders them (`CandidateQuerySet.ORDERINGS["original"]`: what workers are shown first,
+    then the other kept edits, `global` rewrites, what was filtered or rejected). Ordering
+    by fluency alone put short, generic rewrites ("The movie was disappointing.") at the
+    top of the campaign page."""
     return (
-        Candidate.objects.filter(campaign=campaign)
-        .select_related("original")
-        .order_by("original_id", shown_first, F("fluency_full").desc(nulls_last=True), "id")[:limit]
+        Candidate.objects.filter(campaign=campaign).select_related("original").ordered(None)[:limit]
     )
 
 

@@ -11,7 +11,9 @@ from cfannotate.candidates.models import (
 )
 from cfannotate.candidates.runs import generation_chunk_process, generation_run_create
 from cfannotate.candidates.selectors import (
+    CandidateFilters,
     GenerationState,
+    candidates_filtered,
     generation_overview,
     generation_status,
     recent_candidates,
@@ -176,3 +178,8 @@ def test_the_campaign_page_shows_what_workers_see_before_generic_rewrites(campai
 
     # By original; selected, then kept edits by fluency, then whole rewrites, then filtered.
     assert shown == [selected, fluent, kept, rewrite, filtered, later]
+    # The review page (and the API) read "by original" the same way: a researcher finds
+    # what workers are shown at the top of each original, not in creation order.
+    for ordering in (None, "original"):
+        reviewed = candidates_filtered(campaign, CandidateFilters(ordering=ordering))
+        assert list(reviewed) == shown

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 
 from cfannotate.campaigns.models import Campaign, CampaignStatus
+from cfannotate.core.text import counted
 
 
 @dataclass(frozen=True)
@@ -21,6 +22,7 @@ class StageFacts:
     originals: int = 0
     generation_active: bool = False  # a run is queued or running
     candidates: int = 0  # generated or imported, not the counterfactuals of gold rounds
+    originals_with_candidates: int = 0  # originals that have at least one of those
     units: int = 0  # labeling units: candidates selected for labeling
     gold_rounds: int = 0  # active gold rounds
     training_rounds: int = 0  # active training rounds
@@ -64,8 +66,16 @@ class Stage:
     action: str  # the next step, said as an instruction
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
+def _generation_summary(facts: StageFacts) -> str:
+    """What generation made, and for how many originals ("58 candidates for 3 of 40
+    originals"): a campaign generated for a few originals first, as the demo is, says so
+    instead of looking done."""
+    made = counted(facts.candidates, "candidate")
+    if not facts.candidates or not facts.originals:
+        return made
+    if facts.originals_with_candidates >= facts.originals:
+        return f"{made} for all {counted(facts.originals, 'original')}"
+    return f"{made} for {facts.originals_with_candidates} of {counted(facts.originals, 'original')}"
 
 
 def campaign_stages(campaign: Campaign, facts: StageFacts) -> list[Stage]:
@@ -85,6 +95,12 @@ def _preparation_stages(campaign: Campaign, facts: StageFacts) -> list[Stage]:
         generation_action = "Generation is running: follow it on the generation page."
     elif facts.originals and not facts.candidates:
         generation_action = "Generate candidates, or import your own."
+    elif facts.originals_with_candidates < facts.originals:
+        left = facts.originals - facts.originals_with_candidates
+        generation_action = (
+            f"Generate candidates for the {counted(left, 'original')} without any, "
+            "or import your own."
+        )
     else:
         generation_action = "Generate candidates again, or import more."
     return [
@@ -92,14 +108,14 @@ def _preparation_stages(campaign: Campaign, facts: StageFacts) -> list[Stage]:
             "data",
             "Data",
             facts.originals > 0,
-            _plural(facts.originals, "original"),
+            counted(facts.originals, "original"),
             "Upload the originals: a CSV, TSV or JSONL file of labeled texts.",
         ),
         Stage(
             "generation",
             "Generation",
             facts.candidates > 0 and not facts.generation_active,
-            _plural(facts.candidates, "candidate")
+            _generation_summary(facts)
             + (" · a run is in progress" if facts.generation_active else ""),
             generation_action,
         ),
@@ -107,7 +123,7 @@ def _preparation_stages(campaign: Campaign, facts: StageFacts) -> list[Stage]:
             "review",
             "Review",
             facts.units > 0 and (facts.gold_rounds > 0 or labeling_open),
-            f"{_plural(facts.units, 'labeling unit')} of selected candidates",
+            f"{counted(facts.units, 'labeling unit')} of selected candidates",
             "Review the selected candidates: accept, reject or edit them."
             if facts.units
             else "No candidate is selected for labeling yet: accept some in review.",
@@ -116,8 +132,8 @@ def _preparation_stages(campaign: Campaign, facts: StageFacts) -> list[Stage]:
             "gold",
             "Gold and training",
             facts.gold_rounds >= max(gold_wanted, 1) or (labeling_open and facts.gold_rounds > 0),
-            f"{_plural(facts.gold_rounds, 'gold round')}, "
-            f"{_plural(facts.training_rounds, 'training round')} "
+            f"{counted(facts.gold_rounds, 'gold round')}, "
+            f"{counted(facts.training_rounds, 'training round')} "
             f"({gold_wanted} hidden in each assignment)",
             f"Make gold rounds: each assignment hides {gold_wanted}.",
         ),
@@ -141,8 +157,8 @@ def _labeling_stages(campaign: Campaign, facts: StageFacts) -> list[Stage]:
             "platforms",
             "Workers",
             facts.invitations > 0 or facts.assignments > 0,
-            f"{_plural(facts.invitations, 'invitation')}, "
-            f"{_plural(facts.assignments, 'assignment')}",
+            f"{counted(facts.invitations, 'invitation')}, "
+            f"{counted(facts.assignments, 'assignment')}",
             "Invite workers: an invitation link, MTurk or Prolific.",
         ),
         Stage(
@@ -150,7 +166,7 @@ def _labeling_stages(campaign: Campaign, facts: StageFacts) -> list[Stage]:
             "Judgments",
             judged,
             f"{facts.judgments_done} of {facts.judgments_needed} judgments",
-            f"Add {_plural(facts.places_short, 'place')} to the Prolific study, or let it add "
+            f"Add {counted(facts.places_short, 'place')} to the Prolific study, or let it add "
             "them by itself up to a cap: the units need more assignments than it can take."
             if facts.places_short
             else "Wait for the workers' judgments; quality control watches them as they come.",
@@ -159,7 +175,7 @@ def _labeling_stages(campaign: Campaign, facts: StageFacts) -> list[Stage]:
             "quality",
             "Quality",
             facts.labels_kept > 0,
-            f"{_plural(facts.labels_kept, 'counterfactual')} kept with a label",
+            f"{counted(facts.labels_kept, 'counterfactual')} kept with a label",
             "Run quality control to decide which labels to keep.",
         ),
         Stage(

@@ -27,5 +27,9 @@ def candidates_facts(campaign: Campaign) -> dict:
     """Facts for the overview's stages (`campaigns.stages.StageFacts`)."""
     active = campaign.runs.filter(state__in=(RunState.QUEUED, RunState.RUNNING)).exists()
     # Gold and training rounds' counterfactuals are answers, not candidates to label.
-    candidates = campaign.candidates.exclude(status=CandidateStatus.GOLD).count()
-    return {"generation_active": active, "candidates": candidates}
+    made = campaign.candidates.exclude(status=CandidateStatus.GOLD)
+    return {
+        "generation_active": active,
+        "candidates": made.count(),
+        "originals_with_candidates": made.values("original_id").distinct().count(),
+    }

@@ -21,8 +21,8 @@ pytestmark = pytest.mark.django_db
 NEW = StageFacts()
 UPLOADED = replace(NEW, originals=7)
 GENERATING = replace(UPLOADED, generation_active=True, candidates=3)
-GENERATED = replace(UPLOADED, candidates=21, units=7)
-NOTHING_SELECTED = replace(UPLOADED, candidates=21, units=0)
+GENERATED = replace(UPLOADED, candidates=21, originals_with_candidates=7, units=7)
+NOTHING_SELECTED = replace(GENERATED, units=0)
 ONE_GOLD = replace(GENERATED, gold_rounds=1, training_rounds=1)
 GOLD = replace(GENERATED, gold_rounds=2, training_rounds=1)
 INVITED = replace(GOLD, invitations=1, judgments_needed=14)
@@ -73,6 +73,7 @@ def test_the_stages_are_in_pipeline_order_and_say_what_they_have():
     ]  # fmt: skip
     summaries = {stage.key: stage.summary for stage in listed}
     assert summaries["data"] == "7 originals"
+    assert summaries["generation"] == "21 candidates for all 7 originals"
     assert summaries["gold"] == "2 gold rounds, 1 training round (2 hidden in each assignment)"
     assert summaries["judgments"] == "7 of 14 judgments"
     assert [stage.done for stage in listed][:6] == [True] * 6
@@ -85,13 +86,32 @@ def test_the_apps_above_report_their_facts(researcher):
     assert (facts.originals, facts.units, facts.gold_rounds, facts.training_rounds) == (4, 2, 1, 1)
     assert (facts.judgments_needed, facts.judgments_done, facts.assignments) == (4, 0, 1)
     assert facts.candidates == 2 * 3  # the units', not the gold and training rounds'
+    assert facts.originals_with_candidates == 2  # the gold and training rounds' have none
     assert not facts.generation_active and facts.invitations == 0 and facts.labels_kept == 0
 
 
 def test_a_fresh_campaign_has_only_zeros(researcher):
     campaign = make_campaign(owner=researcher)
     make_candidate(make_original(campaign))
-    assert stage_facts(campaign) == StageFacts(originals=1, candidates=1)
+    assert stage_facts(campaign) == StageFacts(
+        originals=1, candidates=1, originals_with_candidates=1
+    )
+
+
+def test_a_campaign_generated_for_some_originals_says_for_how_many_and_what_is_left():
+    """The demo generates for 3 of its 40 originals: the overview said "58 candidates"
+    with a tick, as if every original had its candidates."""
+    campaign = Campaign(status=DRAFT, gold_rounds_per_assignment=2)
+    some = replace(GENERATED, originals=40, candidates=58, originals_with_candidates=3)
+    (generation,) = [s for s in campaign_stages(campaign, some) if s.key == "generation"]
+    assert generation.summary == "58 candidates for 3 of 40 originals"
+    assert (
+        generation.action
+        == "Generate candidates for the 37 originals without any, or import your own."
+    )
+    one_left = replace(some, originals=4)
+    (generation,) = [s for s in campaign_stages(campaign, one_left) if s.key == "generation"]
+    assert generation.action.startswith("Generate candidates for the 1 original without any,")
 
 
 def test_a_source_reporting_an_unknown_fact_is_refused(researcher, monkeypatch):

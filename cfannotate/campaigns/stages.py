@@ -96,11 +96,9 @@ def _preparation_stages(campaign: Campaign, facts: StageFacts) -> list[Stage]:
     elif facts.originals and not facts.candidates:
         generation_action = "Generate candidates, or import your own."
     elif facts.originals_with_candidates < facts.originals:
-        left = facts.originals - facts.originals_with_candidates
-        generation_action = (
-            f"Generate candidates for the {counted(left, 'original')} without any, "
-            "or import your own."
-        )
+        # Not counted here: the generation page tells the ones not generated yet from the
+        # ones that came out with none, and leaves out gold rounds' originals.
+        generation_action = "Generate candidates for the originals without any, or import your own."
     else:
         generation_action = "Generate candidates again, or import more."
     return [

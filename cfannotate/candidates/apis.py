@@ -94,6 +94,11 @@ class GenerationStartApi(APIView):
             allow_empty=False,
             help_text="Generate for these originals only (e.g. a retry of those with none kept).",
         )
+        not_generated_only = serializers.BooleanField(
+            default=False,
+            help_text="Generate for the originals never generated and without candidates "
+            "(not with original_ids).",
+        )
 
     @extend_schema(request=InputSerializer, responses={201: ProgressSerializer})
     def post(self, request: Request, campaign_id: int) -> Response:

@@ -2,6 +2,7 @@
 table) and of its overview (runs and candidates counted), registered with
 `campaigns.page_parts` and `campaigns.stages` in `CandidatesConfig.ready()`."""
 
+from django.db.models import Count
 from django.http import HttpRequest
 
 from cfannotate.campaigns.models import Campaign
@@ -27,9 +28,11 @@ def candidates_facts(campaign: Campaign) -> dict:
     """Facts for the overview's stages (`campaigns.stages.StageFacts`)."""
     active = campaign.runs.filter(state__in=(RunState.QUEUED, RunState.RUNNING)).exists()
     # Gold and training rounds' counterfactuals are answers, not candidates to label.
-    made = campaign.candidates.exclude(status=CandidateStatus.GOLD)
+    made = campaign.candidates.exclude(status=CandidateStatus.GOLD).aggregate(
+        candidates=Count("id"), originals=Count("original_id", distinct=True)
+    )
     return {
         "generation_active": active,
-        "candidates": made.count(),
-        "originals_with_candidates": made.values("original_id").distinct().count(),
+        "candidates": made["candidates"],
+        "originals_with_candidates": made["originals"],
     }

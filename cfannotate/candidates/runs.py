@@ -18,6 +18,7 @@ from django.utils import timezone
 from cfannotate.campaigns.models import Campaign
 from cfannotate.candidates.hooks import candidates_ready_send
 from cfannotate.candidates.models import ChunkState, GenerationChunk, GenerationRun, RunState
+from cfannotate.candidates.selectors import generation_overview
 from cfannotate.core.exceptions import Conflict, InvalidInput
 
 logger = logging.getLogger(__name__)
@@ -76,10 +77,26 @@ def generation_run_start(
     campaign: Campaign,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     original_ids: list[int] | None = None,
+    not_generated_only: bool = False,
 ) -> GenerationRun:
-    """Create a run and queue one task per chunk once the transaction commits."""
+    """Create a run and queue one task per chunk once the transaction commits.
+
+    `not_generated_only`: for the originals never generated and without candidates (a
+    campaign generated for a few originals first, as the demo's), not again for all."""
     from cfannotate.candidates.tasks import generate_chunk
 
+    if not_generated_only:
+        if original_ids is not None:
+            raise InvalidInput(
+                "Give original ids or ask for the originals not generated yet, not both.",
+                fields={"original_ids": ["Not with not_generated_only."]},
+            )
+        original_ids = list(generation_overview(campaign).not_generated_ids)
+        if not original_ids:
+            raise InvalidInput(
+                "Every original has been generated already: generate again for all of "
+                "them, or for those that came out with none."
+            )
     with transaction.atomic():
         run = generation_run_create(
             campaign=campaign, chunk_size=chunk_size, original_ids=original_ids

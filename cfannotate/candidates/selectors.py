@@ -278,6 +278,7 @@ class GenerationOverview:
     without: tuple[OriginalGeneration, ...]  # generated, but no usable candidate, and why
     pending: int  # not generated yet, or being generated: the Generate button's work
     begun: bool  # some original was generated or has candidates: there is something to say
+    not_generated_ids: tuple[int, ...] = ()  # never generated and without candidates
 
     @property
     def without_ids(self) -> list[int]:
@@ -451,6 +452,11 @@ def generation_overview(campaign: Campaign) -> GenerationOverview:
         without=without,
         pending=len(pending),
         begun=any(touched(status) for status in statuses),
+        not_generated_ids=tuple(
+            status.original.pk
+            for status in pending
+            if status.state == GenerationState.NOT_GENERATED
+        ),
     )
 
 

@@ -83,14 +83,19 @@ def candidates_recent(request: HtmxHttpRequest, campaign_id: int) -> HttpRespons
 @require_POST
 @plain_form_fallback
 def run_start(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
-    """Generate for every original, or for the `original` ids posted (a retry of some)."""
+    """Generate for every original, for the `original` ids posted (a retry of some), or
+    with `scope=not_generated` for the originals not generated yet."""
     campaign = request.campaign
     posted = request.POST.getlist("original")
     try:
         if not all(value.isdigit() for value in posted):
             raise InvalidInput("Original ids are numbers.", fields={"original": ["Not a number."]})
         original_ids = [int(value) for value in posted] or None
-        runs.generation_run_start(campaign=campaign, original_ids=original_ids)
+        runs.generation_run_start(
+            campaign=campaign,
+            original_ids=original_ids,
+            not_generated_only=request.POST.get("scope") == "not_generated",
+        )
     except CfannotateError as error:
         return _fragment(request, campaign, error=error.message, status=error.status_code)
     return _fragment(request, campaign)

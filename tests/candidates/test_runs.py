@@ -3,10 +3,17 @@
 from datetime import timedelta
 
 import pytest
+from django.core.management import CommandError
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
-from cfannotate.candidates.models import Candidate, ChunkState, GenerationChunk, RunState
+from cfannotate.candidates.models import (
+    Candidate,
+    ChunkState,
+    GenerationChunk,
+    GenerationRun,
+    RunState,
+)
 from cfannotate.candidates.runs import (
     _claim,
     _finish,
@@ -168,6 +175,17 @@ def test_generate_command_runs_the_chunks_in_the_foreground(
     call_command("generate", campaign.id, "--limit", "3", "--chunk-size", "2", stdout=out)
     assert "done" in out.getvalue() and "from 3 originals in 2 chunks" in out.getvalue()
     assert Candidate.objects.filter(campaign=campaign).exists()
+
+    # The rest: only the originals not generated yet, in a run of their own.
+    rest = campaign.originals.order_by("id")[3:]
+    out = StringIO()
+    call_command("generate", campaign.id, "--not-generated", stdout=out)
+    latest = GenerationRun.objects.filter(campaign=campaign).latest("created_at")
+    ids = [pk for chunk in latest.chunks.all() for pk in chunk.original_ids]
+    assert sorted(ids) == sorted(original.pk for original in rest)
+    assert f"from {len(ids)} original" in out.getvalue()
+    with pytest.raises(CommandError, match="has been generated already"):
+        call_command("generate", campaign.id, "--not-generated")
 
 
 def test_a_chunk_of_two_generators_taken_over_stores_each_candidate_once(

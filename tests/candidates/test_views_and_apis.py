@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from cfannotate.campaigns.models import Original
 from cfannotate.candidates.models import Candidate, GenerationRun, RunState
-from tests.factories import make_campaign, make_original
+from tests.factories import make_campaign, make_candidate, make_original
 
 
 @pytest.fixture
@@ -318,3 +318,59 @@ def test_api_start_for_some_originals(api_client, campaign, django_capture_on_co
     assert started.status_code == 201 and started.json()["chunks_total"] == 1
     run = GenerationRun.objects.get(campaign=campaign)
     assert run.chunks.get().original_ids == [one.pk]
+
+
+def test_a_campaign_generated_for_some_originals_offers_the_rest_first(
+    client, researcher, campaign, django_capture_on_commit_callbacks
+):
+    """The demo generates for 3 of its 40 originals: the page offered only "Generate
+    candidates", which starts over for all 40. It now offers the ones not generated yet
+    first, and all of them again second."""
+    first, *rest = campaign.originals.order_by("id")
+    make_candidate(first, "It is not great.")
+    client.force_login(researcher)
+    page = client.get(reverse("campaign-generation", args=[campaign.id])).content.decode()
+    assert "Generate for the 2 not generated yet" in page
+    assert "Generate again for all 3" in page
+
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = client.post(
+            reverse("run-start", args=[campaign.id]),
+            {"scope": "not_generated"},
+            HTTP_HX_REQUEST="true",
+        )
+    assert answer.status_code == 200
+    (chunk,) = GenerationRun.objects.get(campaign=campaign).chunks.all()
+    assert sorted(chunk.original_ids) == sorted(original.pk for original in rest)
+
+
+def test_asking_for_the_originals_not_generated_when_there_are_none_is_refused(
+    api_client, campaign
+):
+    base = f"/api/campaigns/{campaign.id}/generation/start/"
+    for original in campaign.originals.all():
+        make_candidate(original, "It is not great.")
+    refused = api_client.post(base, {"not_generated_only": True}, format="json")
+    assert refused.status_code == 400
+    assert "Every original has been generated already" in refused.json()["message"]
+    both = api_client.post(
+        base,
+        {"not_generated_only": True, "original_ids": [campaign.originals.first().pk]},
+        format="json",
+    )
+    assert both.status_code == 400 and "original_ids" in both.json()["fields"]
+    assert not GenerationRun.objects.filter(campaign=campaign).exists()
+
+
+def test_the_api_generates_for_the_originals_not_generated_yet(api_client, campaign):
+    first, *rest = campaign.originals.order_by("id")
+    make_candidate(first, "It is not great.")
+    started = api_client.post(
+        f"/api/campaigns/{campaign.id}/generation/start/",
+        {"not_generated_only": True},
+        format="json",
+    )
+    assert started.status_code == 201
+    run = GenerationRun.objects.get(campaign=campaign)
+    ids = [pk for chunk in run.chunks.all() for pk in chunk.original_ids]
+    assert sorted(ids) == sorted(original.pk for original in rest)

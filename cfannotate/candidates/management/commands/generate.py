@@ -11,6 +11,7 @@ from cfannotate.candidates.runs import (
     generation_chunk_process,
     generation_run_create,
 )
+from cfannotate.candidates.selectors import generation_overview
 from cfannotate.core.exceptions import CfannotateError
 from cfannotate.core.text import counted
 
@@ -26,11 +27,24 @@ class Command(BaseCommand):
         parser.add_argument(
             "--limit", type=int, default=None, help="Only the first N originals (by id)."
         )
+        parser.add_argument(
+            "--not-generated",
+            action="store_true",
+            help="Only the originals never generated and without candidates (the rest of a "
+            "campaign generated for a few first, as the demo's are).",
+        )
         parser.add_argument("--chunk-size", type=int, default=DEFAULT_CHUNK_SIZE)
         parser.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N.")
 
     def handle(
-        self, *args, campaign: int, limit: int | None, chunk_size: int, device: str, **options
+        self,
+        *args,
+        campaign: int,
+        limit: int | None,
+        not_generated: bool,
+        chunk_size: int,
+        device: str,
+        **options,
     ):
         from tqdm import tqdm
 
@@ -45,7 +59,15 @@ class Command(BaseCommand):
             resolve_device(device)  # a device this machine lacks stops here, before any run
         except ValueError as error:
             raise CommandError(str(error)) from None
-        ids = list(found.originals.order_by("id").values_list("id", flat=True)[:limit])
+        if not_generated:
+            ids = list(generation_overview(found).not_generated_ids)[:limit]
+            if not ids:
+                raise CommandError(
+                    f"Every original of {found.name} has been generated already; "
+                    "run without --not-generated to generate again for all of them."
+                )
+        else:
+            ids = list(found.originals.order_by("id").values_list("id", flat=True)[:limit])
         try:
             run = generation_run_create(campaign=found, chunk_size=chunk_size, original_ids=ids)
             chunks = list(run.chunks.order_by("index"))
@@ -60,7 +82,8 @@ class Command(BaseCommand):
         self.stdout.write(
             self.style.SUCCESS(
                 f"{found.name}: run {run.pk} {run.get_state_display().lower()}: "
-                f"{run.candidates_stored} new candidates from {len(ids)} originals in "
-                f"{counted(run.chunks_done, 'chunk')}; {units} labeling units selected."
+                f"{counted(run.candidates_stored, 'new candidate')} from "
+                f"{counted(len(ids), 'original')} in {counted(run.chunks_done, 'chunk')}; "
+                f"{counted(units, 'labeling unit')} selected."
             )
         )

@@ -170,6 +170,7 @@ def test_the_demo_command_prints_progress_lines_and_a_failure_in_one_line(db, mo
     printed = out.getvalue()
     assert "0/2 originals done" in printed and "2/2 originals done" in printed
     assert printed.index("1/2 originals done") < printed.index("Demo ready.")
+    assert printed.count("Generating candidates for 1 original per campaign") == 1
 
     # The fake stored nothing, so the next run generates again; this time it fails.
     _fake_generation(monkeypatch, fail_on=2)
@@ -177,3 +178,17 @@ def test_the_demo_command_prints_progress_lines_and_a_failure_in_one_line(db, mo
     with pytest.raises(CommandError, match=r"The generator's model is missing\."):
         call_command("demo_setup", generate=1, stdout=out)
     assert "1/2 originals done" in out.getvalue()  # what was done was said first
+
+
+def test_a_second_demo_with_every_candidate_there_says_nothing_of_generating(db, monkeypatch):
+    from cfannotate.candidates.models import CandidateStatus
+    from cfannotate.demo.setup import demo_setup
+    from tests.factories import make_candidate
+
+    for campaign in demo_setup().campaigns:  # rejected: selection leaves them alone
+        make_candidate(campaign.originals.first(), "Bad.", status=CandidateStatus.REJECTED)
+    _fake_generation(monkeypatch)
+    out = StringIO()
+    call_command("demo_setup", generate=1, stdout=out)
+    assert "Generating candidates" not in out.getvalue()
+    assert "generated candidates already" in out.getvalue()

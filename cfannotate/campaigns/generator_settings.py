@@ -19,7 +19,6 @@ import functools
 import hashlib
 import importlib.util
 import logging
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,13 +91,12 @@ def _generation_facts() -> dict:
     Reading it imports every generator's module, and with them spaCy, torch and
     transformers: 8-12 s in a fresh process, which was the settings page's first load
     (issue 24). So it is kept in the shared cache under a fingerprint of `generation/`'s
-    source, and a process that finds it there imports the modules in the background
-    instead, ready for the first save (which checks options against the classes).
+    source, and a process that finds it there imports nothing. (Web processes import the
+    modules as they start, before serving: `cfannotate.core.ml_imports`.)
     """
     key = f"{FACTS_CACHE_KEY}:{generation_fingerprint()}"
     facts = cache.get(key)
     if facts is not None:
-        _generator_modules_preload()
         return facts
     facts = _generation_facts_read()
     cache.set(key, facts, timeout=None)
@@ -115,21 +113,6 @@ def generation_fingerprint() -> str:
         digest.update(f"{path.relative_to(root).as_posix()}\0".encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
-
-
-def _generator_modules_preload() -> None:
-    """Import every generator's module in a daemon thread (once per process)."""
-
-    def preload() -> None:
-        from generation.generators import generator_class, generator_names
-
-        try:
-            for name in generator_names():
-                generator_class(name)
-        except Exception:  # the save that needs it raises it again, in the request
-            logger.exception("Loading the generator modules in the background failed.")
-
-    threading.Thread(target=preload, name="generator-preload", daemon=True).start()
 
 
 def _generation_facts_read() -> dict:

@@ -6,6 +6,7 @@ from django.urls import reverse
 from cfannotate.campaigns.generator_settings import generator_catalog
 from cfannotate.campaigns.models import CampaignStatus
 from cfannotate.core.exceptions import CfannotateError
+from cfannotate.core.text import counted
 from cfannotate.core.worker_tokens import join_token
 from cfannotate.demo.setup import GenerationProgress, demo_generate, demo_setup
 
@@ -24,7 +25,15 @@ class Command(BaseCommand):
         )
 
     def _progress(self, progress: GenerationProgress) -> None:
-        """One line per batch as generation goes, so minutes of work are never silent."""
+        """One line per batch as generation goes, so minutes of work are never silent; the
+        first says what is being done (nothing is said when every campaign has its
+        candidates already)."""
+        if progress.done == 0 and not self._introduced:
+            self._introduced = True
+            self.stdout.write(
+                f"Generating candidates for {counted(self._generate, 'original')} per campaign "
+                "with the packaged model (CPU, a minute or two; slower on a busy machine)."
+            )
         self.stdout.write(f"  {progress.line()}")
         self.stdout.flush()
 
@@ -36,10 +45,7 @@ class Command(BaseCommand):
             # Kept in the shared cache: the settings page's first load then imports nothing.
             generator_catalog()
             if generate > 0:
-                self.stdout.write(
-                    f"Generating candidates for {generate} originals per campaign "
-                    "with the packaged model (CPU, a minute or two; slower on a busy machine)."
-                )
+                self._generate, self._introduced = generate, False
                 lines = demo_generate(
                     setup.campaigns,
                     originals_per_campaign=generate,

@@ -80,9 +80,10 @@ def start_server(
 ) -> subprocess.Popen:
     """gunicorn (gthread) on loopback, returned once every process has loaded the app.
 
-    A process loads the URL configuration, and with it spaCy and torch, on its first
-    request (about 15 s on a busy 2-core machine), so warm-up requests go out in
-    parallel until a round of them all comes back fast: none of that is measured.
+    A process imports the ML library (spaCy, torch) as it starts and the URL
+    configuration on its first request (about 15 s together on a busy 2-core machine),
+    so warm-up requests go out in parallel until a round of them all comes back fast:
+    none of that is measured.
     """
     import httpx
 

@@ -278,7 +278,10 @@ class GenerationOverview:
     without: tuple[OriginalGeneration, ...]  # generated, but no usable candidate, and why
     pending: int  # not generated yet, or being generated: the Generate button's work
     begun: bool  # some original was generated or has candidates: there is something to say
-    not_generated_ids: tuple[int, ...] = ()  # never generated and without candidates
+    not_generated_ids: tuple[int, ...]  # never generated and without candidates
+    # Some original was generated for, or has candidates other than gold rounds' answers:
+    # the page then offers the originals not generated yet apart from all of them again.
+    generated_any: bool
 
     @property
     def without_ids(self) -> list[int]:
@@ -457,6 +460,8 @@ def generation_overview(campaign: Campaign) -> GenerationOverview:
             for status in pending
             if status.state == GenerationState.NOT_GENERATED
         ),
+        generated_any=any(status.state != GenerationState.NOT_GENERATED for status in statuses)
+        or campaign.candidates.exclude(status=CandidateStatus.GOLD).exists(),
     )
 
 

@@ -374,3 +374,17 @@ def test_the_api_generates_for_the_originals_not_generated_yet(api_client, campa
     run = GenerationRun.objects.get(campaign=campaign)
     ids = [pk for chunk in run.chunks.all() for pk in chunk.original_ids]
     assert sorted(ids) == sorted(original.pk for original in rest)
+
+
+def test_a_campaign_with_only_gold_answers_is_offered_plain_generation(
+    client, researcher, campaign
+):
+    """A gold round's answers are candidates too, but nothing was generated: "Generate
+    again for all" would be wrong there."""
+    from cfannotate.candidates.models import CandidateStatus
+
+    make_candidate(campaign.originals.first(), "It is bad.", status=CandidateStatus.GOLD)
+    client.force_login(researcher)
+    page = client.get(reverse("campaign-generation", args=[campaign.id])).content.decode()
+    assert "Generate candidates" in page
+    assert "not generated yet</button>" not in page and "Generate again for all" not in page

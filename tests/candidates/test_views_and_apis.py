@@ -29,7 +29,7 @@ def test_start_shows_live_progress_and_cancel(
     assert response.status_code == 200
     html = response.content.decode()
     run = GenerationRun.objects.get(campaign=campaign)
-    assert 'hx-trigger="every 2s"' in html and "0 of 1 chunks done" in html
+    assert 'hx-trigger="every 2s"' in html and "0 of 1 chunk done" in html
     assert reverse("run-cancel", args=[campaign.id, run.id]) in html
     again = client.post(reverse("run-start", args=[campaign.id]), HTTP_HX_REQUEST="true")
     assert again.status_code == 409 and "already has a generation run" in again.content.decode()

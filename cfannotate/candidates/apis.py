@@ -155,7 +155,13 @@ class OriginalGenerationSerializer(serializers.Serializer):
         ],
         help_text="From its latest generation chunk.",
     )
-    kept = serializers.IntegerField(help_text="Passed every filter and not rejected.")
+    kept = serializers.IntegerField(
+        help_text="Passed every filter and not rejected, and can be selected for labeling."
+    )
+    rewrites = serializers.IntegerField(
+        help_text="Passed the filters, but `global` rewrites too far from the original to be "
+        "counterfactuals (Polyjuice A.2): never selected, not counted in `kept`."
+    )
     selected = serializers.IntegerField()
     rejected = serializers.IntegerField()
     filtered = serializers.IntegerField(help_text="Dropped by a filter; `dropped` says which.")

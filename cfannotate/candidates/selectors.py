@@ -23,8 +23,10 @@ from cfannotate.campaigns.models import Campaign, Original
 from cfannotate.candidates import adapter
 from cfannotate.candidates.models import (
     Candidate,
+    CandidateSource,
     CandidateStatus,
     ChunkState,
+    ControlCode,
     GenerationChunk,
     GenerationRun,
     RunState,
@@ -241,6 +243,9 @@ class OriginalGeneration:
     original: Original
     state: str  # a GenerationState
     kept: int  # passed every filter and not rejected: generated, selected or gold
+    # Generated `global` rewrites: passed the filters but too far from x to be
+    # counterfactuals (A.2), so selection never shows them; not counted in `kept`.
+    rewrites: int
     selected: int  # of those, selected for labeling
     rejected: int  # passed the filters, rejected in review
     dropped: tuple[DropCount, ...]  # by reason, most first
@@ -259,6 +264,8 @@ class OriginalGeneration:
         for drop in self.dropped:
             shorts[drop.short] += drop.count
         parts = [f"{self.kept} kept"]
+        if self.rewrites:
+            parts.append(f"{self.rewrites} too far to label")
         ranked = sorted(shorts.items(), key=lambda item: (-item[1], item[0]))
         parts += [f"{count} {short}" for short, count in ranked]
         parts.append(f"{self.selected} selected")
@@ -288,6 +295,12 @@ class GenerationOverview:
         return [status.original.pk for status in self.without]
 
 
+# What `global` rewrites did, in a `why` ("all 4 rewrote too much ...").
+REWRITE_PHRASE = "rewrote too much of the original to be a counterfactual"
+# The key `generation_status` counts those rewrites under, beside the statuses.
+_REWRITE = "rewrite"
+
+
 def _why_phrase(reason: str) -> str:
     # Both fluency reasons are one filter to the researcher.
     if reason.startswith("fluency"):
@@ -295,9 +308,11 @@ def _why_phrase(reason: str) -> str:
     return adapter.DROP_REASON_LABELS.get(reason, reason.replace("_", " "))
 
 
-def _dropped_sentence(dropped: Iterable[DropCount], rejected: int) -> str:
+def _dropped_sentence(dropped: Iterable[DropCount], rejected: int, rewrites: int = 0) -> str:
     """e.g. "all 18 failed the fluency filter", "12 cut off mid-sentence, 6 failed ..."."""
     phrases: Counter[str] = Counter()
+    if rewrites:
+        phrases[REWRITE_PHRASE] += rewrites
     for drop in dropped:
         phrases[_why_phrase(drop.reason)] += drop.count
     if rejected:
@@ -323,13 +338,14 @@ def _why(
     skipped: tuple[SkipReason, ...],
     made: int | None,
     error: str,
+    rewrites: int = 0,
 ) -> str:
     """One sentence on why an original has no usable candidate."""
     if state == GenerationState.GENERATING:
         return "being generated now"
     parts = []
-    if dropped or rejected:
-        parts.append(_dropped_sentence(dropped, rejected))
+    if dropped or rejected or rewrites:
+        parts.append(_dropped_sentence(dropped, rejected, rewrites))
     if skipped:
         parts.append(_skipped_sentence(skipped))
     if parts:
@@ -388,11 +404,23 @@ def generation_status(
     drops: dict[int, Counter] = defaultdict(Counter)
     rows = (
         candidates.order_by()  # the model's ordering would split the groups
-        .values("original_id", "status", reason=KeyTextTransform("dropped_by", "metadata"))
+        .values(
+            "original_id",
+            "status",
+            "control_code",
+            "source",
+            reason=KeyTextTransform("dropped_by", "metadata"),
+        )
         .annotate(count=Count("id"))
     )
     for row in rows:
-        counts[row["original_id"]][row["status"]] += row["count"]
+        # Generated `global` rewrites are never selected (labeling.units): not usable.
+        rewrite = (
+            row["status"] == CandidateStatus.GENERATED
+            and row["control_code"] == ControlCode.GLOBAL
+            and row["source"] == CandidateSource.GENERATED
+        )
+        counts[row["original_id"]][_REWRITE if rewrite else row["status"]] += row["count"]
         if row["status"] == CandidateStatus.FILTERED:
             drops[row["original_id"]][row["reason"] or "filtered"] += row["count"]
     chunks = _chunk_records(campaign)
@@ -415,18 +443,19 @@ def generation_status(
             for item in (recorded or {}).get("skipped", [])
         )
         made = recorded.get("made") if recorded else None
-        rejected = by_status[CandidateStatus.REJECTED]
+        rejected, rewrites = by_status[CandidateStatus.REJECTED], by_status[_REWRITE]
         statuses.append(
             OriginalGeneration(
                 original=original,
                 state=state,
                 kept=kept,
+                rewrites=rewrites,
                 selected=by_status[CandidateStatus.SELECTED],
                 rejected=rejected,
                 dropped=dropped,
                 skipped=skipped,
                 made=made,
-                why="" if kept else _why(state, dropped, rejected, skipped, made, error),
+                why="" if kept else _why(state, dropped, rejected, skipped, made, error, rewrites),
             )
         )
     return statuses

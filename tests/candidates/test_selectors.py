@@ -3,6 +3,7 @@
 import pytest
 
 from cfannotate.candidates.models import (
+    CandidateSource,
     CandidateStatus,
     ChunkState,
     ControlCode,
@@ -111,6 +112,31 @@ def test_some_kept_has_no_why_and_counts_selected(campaign):
     status = status_of(campaign, original)
     assert (status.kept, status.selected, status.rejected, status.why) == (7, 3, 1, "")
     assert status.header == "7 kept · 3 cut off · 2 fluency · 3 selected · 1 rejected"
+
+
+def test_whole_rewrites_are_not_usable_and_say_why(campaign):
+    """Generated `global` rewrites pass the filters but are never selected (too far from
+    x to be counterfactuals): an original with only those had "usable candidates" and no
+    labeling unit, with no word on why."""
+    only_rewrites, mixed = make_original(campaign), make_original(campaign)
+    for text in ("The film was bad.", "It was a waste."):
+        make_candidate(only_rewrites, text, control_code=ControlCode.GLOBAL)
+    dropped(only_rewrites, "fluency_full", 1)
+    make_candidate(mixed, "It was not good.", control_code=ControlCode.NEGATION)
+    make_candidate(mixed, "Awful.", control_code=ControlCode.GLOBAL)
+    # A researcher's own candidates are labeled whatever their edit.
+    make_candidate(mixed, "Bad.", control_code=ControlCode.GLOBAL, source=CandidateSource.IMPORTED)
+
+    status = status_of(campaign, only_rewrites)
+    assert (status.kept, status.rewrites) == (0, 2)
+    assert status.why == (
+        "2 rewrote too much of the original to be a counterfactual, 1 failed the fluency filter"
+    )
+    assert status.header == "0 kept · 2 too far to label · 1 fluency · 0 selected"
+    other = status_of(campaign, mixed)
+    assert (other.kept, other.rewrites, other.why) == (2, 1, "")
+    overview = generation_overview(campaign)
+    assert overview.without_ids == [only_rewrites.pk] and overview.with_kept == 1
 
 
 def test_all_rejected_says_so(campaign):

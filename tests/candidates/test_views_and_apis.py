@@ -287,6 +287,7 @@ def test_api_generation_status_per_original(api_client, campaign):
     assert body["count"] == 3
     first, second, third = body["results"]
     assert (first["original"], first["kept"], first["why"]) == (kept.pk, 1, "")
+    assert first["rewrites"] == 0
     assert second["dropped"] == [
         {"reason": "fluency_full", "label": "much less fluent than the original", "count": 3}
     ]

@@ -54,3 +54,11 @@ def test_the_originals_old_pages_lead_to_the_data_section(client, researcher, ca
     response = client.get(f"/campaigns/{campaign.id}/?page=2")
     assert response.status_code == 302
     assert response["Location"] == f"/campaigns/{campaign.id}/data/?page=2"
+
+
+def test_the_campaign_header_counts_in_words(client, researcher, campaign):
+    campaign.judgments_per_candidate, campaign.rounds_per_assignment = 1, 1
+    campaign.save()
+    client.force_login(researcher)
+    html = " ".join(client.get(f"/campaigns/{campaign.id}/").content.decode().split())
+    assert "K = 1 judgment, 1 round + " in html

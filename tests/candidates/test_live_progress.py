@@ -266,7 +266,7 @@ def test_the_candidates_table_fetched_again_shows_the_new_candidates(
     client.force_login(researcher)
     html = client.get(url, HTTP_HX_REQUEST="true").content.decode()
     assert 'id="recent-candidates"' in html
-    assert "A brand new counterfactual." in html and "Review all 1 candidates" in html
+    assert "A brand new counterfactual." in html and "Review the 1 candidate:" in html
 
 
 def test_the_api_progress_carries_originals_and_time_left(api_client, campaign):

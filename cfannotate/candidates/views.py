@@ -90,11 +90,15 @@ def run_start(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     try:
         if not all(value.isdigit() for value in posted):
             raise InvalidInput("Original ids are numbers.", fields={"original": ["Not a number."]})
+        scope = request.POST.get("scope", "")
+        if scope not in ("", "not_generated"):
+            raise InvalidInput(
+                "scope is not_generated (the originals not generated yet) or left out (all).",
+                fields={"scope": ["Not a scope."]},
+            )
         original_ids = [int(value) for value in posted] or None
         runs.generation_run_start(
-            campaign=campaign,
-            original_ids=original_ids,
-            not_generated_only=request.POST.get("scope") == "not_generated",
+            campaign=campaign, original_ids=original_ids, not_generated_only=bool(scope)
         )
     except CfannotateError as error:
         return _fragment(request, campaign, error=error.message, status=error.status_code)

@@ -345,6 +345,15 @@ def test_a_campaign_generated_for_some_originals_offers_the_rest_first(
     assert sorted(chunk.original_ids) == sorted(original.pk for original in rest)
 
 
+def test_an_unknown_scope_is_refused_on_the_page(client, researcher, campaign):
+    client.force_login(researcher)
+    response = client.post(
+        reverse("run-start", args=[campaign.id]), {"scope": "everything"}, HTTP_HX_REQUEST="true"
+    )
+    assert response.status_code == 400 and "scope is not_generated" in response.content.decode()
+    assert not GenerationRun.objects.filter(campaign=campaign).exists()
+
+
 def test_asking_for_the_originals_not_generated_when_there_are_none_is_refused(
     api_client, campaign
 ):

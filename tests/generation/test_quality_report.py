@@ -4,7 +4,6 @@
 import json
 import math
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -428,28 +427,19 @@ def test_evaluate_with_data_missing_its_files_is_one_line_exit_2(tmp_path, capsy
 @pytest.mark.skipif(not CAD.exists(), reason="needs ../shared/data/cad beside the checkout")
 def test_the_bench_runs_with_tiny_models_and_prints_its_result_line(tmp_path_factory, tmp_path):
     model = str(tiny_lm_directory(tmp_path_factory, "llama"))
-    finished = subprocess.run(
-        [
-            sys.executable,
-            str(REPO / "bench" / "generation_quality.py"),
-            "--model",
-            model,
-            "--fluency-model",
-            model,
-            "--device",
-            "cpu",
-            "--originals",
-            "2",
-            "--codes",
-            "negation",
-            "--json",
-            str(tmp_path / "figures.json"),
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
+    finished = _bench(
+        "--model",
+        model,
+        "--fluency-model",
+        model,
+        "--device",
+        "cpu",
+        "--originals",
+        "2",
+        "--codes",
+        "negation",
+        "--json",
+        str(tmp_path / "figures.json"),
     )
 
     assert finished.returncode == 0, finished.stdout[-3000:] + finished.stderr[-3000:]

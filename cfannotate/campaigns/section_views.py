@@ -42,11 +42,7 @@ def campaign_data(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
 def campaign_generation(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     """Generation runs and their progress, the import of candidates, the first candidates."""
     campaign = request.campaign
-    context = {
-        "campaign": campaign,
-        "counts": {"candidates": campaign.candidates.count()},  # the candidates table's link
-        **parts_context(request, campaign, section="generation"),
-    }
+    context = {"campaign": campaign, **parts_context(request, campaign, section="generation")}
     return TemplateResponse(request, "campaigns/generation.html", context)
 
 

@@ -31,13 +31,3 @@ def campaign_get_for_owner(*, user, campaign_id: int) -> Campaign:
 
 def originals_of(campaign: Campaign) -> QuerySet[Original]:
     return campaign.originals.select_related("label").order_by("id")
-
-
-def campaign_counts(campaign: Campaign) -> dict[str, int]:
-    """Headline numbers of the pipeline, one query each, for the campaign page."""
-    return {
-        "originals": campaign.originals.count(),
-        "candidates": campaign.candidates.count(),
-        "units": campaign.units.count(),
-        "assignments": campaign.assignments.count(),
-    }

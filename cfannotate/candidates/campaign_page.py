@@ -8,6 +8,7 @@ from django.http import HttpRequest
 from cfannotate.campaigns.models import Campaign
 from cfannotate.candidates.models import CandidateStatus, RunState
 from cfannotate.candidates.selectors import (
+    candidate_counts,
     generation_overview,
     latest_run,
     recent_candidates,
@@ -21,6 +22,7 @@ def campaign_page_context(request: HttpRequest, campaign: Campaign) -> dict:
         "candidates": recent_candidates(campaign),
         "progress": run_progress(run) if run else None,
         "generation": generation_overview(campaign),
+        "counts": candidate_counts(campaign),  # the candidates table's link
     }
 
 

@@ -243,6 +243,7 @@ class OriginalGeneration:
     original: Original
     state: str  # a GenerationState
     kept: int  # passed every filter and not rejected: generated, selected or gold
+    gold: int  # of those, gold and training rounds' answers (written, not generated)
     # Generated `global` rewrites: passed the filters but too far from x to be
     # counterfactuals (A.2), so selection never shows them; not counted in `kept`.
     rewrites: int
@@ -281,7 +282,10 @@ class GenerationOverview:
     """The campaign page's summary: originals with usable candidates and those without."""
 
     originals: int
-    with_kept: int
+    with_kept: int  # with usable candidates other than gold and training rounds' answers
+    # Never generated for, and holding only gold and training rounds' answers: the
+    # originals of those rounds, counted apart so that the three counts add up.
+    gold_only: int
     without: tuple[OriginalGeneration, ...]  # generated, but no usable candidate, and why
     pending: int  # not generated yet, or being generated: the Generate button's work
     begun: bool  # some original was generated or has candidates: there is something to say
@@ -449,6 +453,7 @@ def generation_status(
                 original=original,
                 state=state,
                 kept=kept,
+                gold=by_status[CandidateStatus.GOLD],
                 rewrites=rewrites,
                 selected=by_status[CandidateStatus.SELECTED],
                 rejected=rejected,
@@ -472,6 +477,9 @@ def generation_overview(campaign: Campaign) -> GenerationOverview:
             or status.rejected
         )
 
+    def gold_only(status: OriginalGeneration) -> bool:
+        return status.state == GenerationState.NOT_GENERATED and status.kept == status.gold > 0
+
     pending = [
         status
         for status in statuses
@@ -480,7 +488,8 @@ def generation_overview(campaign: Campaign) -> GenerationOverview:
     without = tuple(status for status in statuses if not status.kept and status not in pending)
     return GenerationOverview(
         originals=len(statuses),
-        with_kept=sum(1 for status in statuses if status.kept),
+        with_kept=sum(1 for status in statuses if status.kept and not gold_only(status)),
+        gold_only=sum(1 for status in statuses if gold_only(status)),
         without=without,
         pending=len(pending),
         begun=any(touched(status) for status in statuses),
@@ -491,6 +500,14 @@ def generation_overview(campaign: Campaign) -> GenerationOverview:
         ),
         generated_any=any(status.state != GenerationState.NOT_GENERATED for status in statuses)
         or campaign.candidates.exclude(status=CandidateStatus.GOLD).exists(),
+    )
+
+
+def candidate_counts(campaign: Campaign) -> dict[str, int]:
+    """The campaign's candidates, and how many of them are gold and training rounds'
+    answers (the review page lists those too), in one query."""
+    return Candidate.objects.filter(campaign=campaign).aggregate(
+        candidates=Count("id"), gold_answers=Count("id", filter=Q(status=CandidateStatus.GOLD))
     )
 
 

@@ -17,7 +17,6 @@ from django_htmx.http import HttpResponseClientRefresh, trigger_client_event
 
 from cfannotate.campaigns.access import campaign_owner_required
 from cfannotate.campaigns.plain_forms import block_of_section_page, plain_form_fallback
-from cfannotate.campaigns.selectors import campaign_counts
 from cfannotate.candidates import predictions, review, runs, selectors, services
 from cfannotate.candidates.forms import (
     CandidateFilterForm,
@@ -74,7 +73,7 @@ def candidates_recent(request: HtmxHttpRequest, campaign_id: int) -> HttpRespons
     context = {
         "campaign": campaign,
         "candidates": selectors.recent_candidates(campaign),
-        "counts": campaign_counts(campaign),
+        "counts": selectors.candidate_counts(campaign),
     }
     return TemplateResponse(request, RECENT_FRAGMENT, context)
 

@@ -176,7 +176,7 @@ def round_time_chart(seconds: Sequence[float], *, threshold: float) -> Chart:
     fast = sum(1 for value in seconds if value <= threshold)
     return Chart(
         title="Time per round",
-        description=f"{len(seconds)} rounds; {fast} took {threshold:g} s or less.",
+        description=f"{counted(len(seconds), 'round')}; {fast} took {threshold:g} s or less.",
         x_label="seconds per round (server time)",
         y_label="rounds",
         bars=bars,
@@ -232,9 +232,10 @@ def gold_chart(workers: Sequence["WorkerStanding"]) -> Chart:
         for right in range(most + 1)
         if per_column[right]
     ]
+    kept = sum(1 for w in workers if w.qualified)
     return Chart(
         title="Gold counterfactuals right",
-        description=f"{len(workers)} workers; {sum(1 for w in workers if w.qualified)} kept.",
+        description=f"{counted(len(workers), 'worker')}; {kept} kept.",
         x_label="gold counterfactuals labeled right",
         y_label="workers",
         bars=bars,
@@ -358,7 +359,7 @@ def worker_chart(
     return Chart(
         title=title,
         description=(
-            f"{len(drawn)} workers drawn, {kept} kept"
+            f"{counted(len(drawn), 'worker')} drawn, {kept} kept"
             + (
                 f"; {unplaced} without gold answers or timed rounds only in the table."
                 if unplaced

@@ -207,7 +207,10 @@ def test_the_poll_that_finds_the_run_ended_stops_and_refreshes_the_candidates(
     url = reverse("run-progress", args=[campaign.id])
     response = client.get(url, {"watching": run.id}, HTTP_HX_REQUEST="true")
     html = response.content.decode()
-    assert 'hx-trigger="every 2s"' not in html and "Generate candidates" in html
+    assert 'hx-trigger="every 2s"' not in html and "Generate again for all 5" in html
+    # What a finished run took, not a rate of chunks; "stored" is said while it runs.
+    words = " ".join(html.split())
+    assert "· 0 candidates · took 5 min" in words and "chunks/min" not in words
     assert response.headers["HX-Trigger"] == '{"candidates-changed": {}}'
     # A page opened after the end was not watching: nothing to refresh.
     assert "HX-Trigger" not in client.get(url, HTTP_HX_REQUEST="true").headers
@@ -224,8 +227,9 @@ def test_a_cancelled_run_is_watched_until_its_running_chunk_ends(client, researc
 
     response = client.get(url, {"watching": run.id}, HTTP_HX_REQUEST="true")
     html = response.content.decode()
-    assert 'hx-trigger="every 2s"' in html and "Generate candidates" not in html
+    assert 'hx-trigger="every 2s"' in html and "Generate " not in html
     words = " ".join(html.split())
+    assert "candidates stored (a chunk stores its candidates when it ends)" in words
     assert "1 chunk a worker had already started finishes and keeps its candidates" in words
     assert "HX-Trigger" not in response.headers
 

@@ -14,6 +14,7 @@ from cfannotate.candidates.runs import generation_chunk_process, generation_run_
 from cfannotate.candidates.selectors import (
     CandidateFilters,
     GenerationState,
+    candidate_counts,
     candidates_filtered,
     generation_overview,
     generation_status,
@@ -160,6 +161,23 @@ def test_overview_counts_originals_with_and_without(campaign):
     overview = generation_overview(campaign)
     assert (overview.originals, overview.with_kept, overview.begun) == (2, 1, True)
     assert overview.without_ids == [none.pk]
+
+
+def test_overview_counts_gold_rounds_originals_apart(campaign):
+    """A gold round's original holds its written answers, not generated candidates: the
+    page's three counts (usable, gold answers only, not generated yet) add up to all the
+    originals, as the overview's "candidates for 1 of 4 originals" leaves gold out."""
+    generated, gold, both, waiting = (make_original(campaign) for _ in range(4))
+    make_candidate(generated)
+    chunk_done(campaign, [generated, both], {})
+    for original in (gold, both):
+        make_candidate(original, "A gold answer.", status=CandidateStatus.GOLD)
+    make_candidate(both, "A generated edit.")
+    overview = generation_overview(campaign)
+    assert (overview.with_kept, overview.gold_only, overview.pending) == (2, 1, 1)
+    assert overview.not_generated_ids == (waiting.pk,)
+    assert status_of(campaign, gold).gold == 1 and status_of(campaign, both).kept == 2
+    assert candidate_counts(campaign) == {"candidates": 4, "gold_answers": 2}
 
 
 def test_overview_of_a_campaign_never_generated_has_nothing_to_say(campaign):

@@ -8,7 +8,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from cfannotate.campaigns.models import Original
-from cfannotate.candidates.models import Candidate, GenerationRun, RunState
+from cfannotate.candidates.models import Candidate, CandidateStatus, GenerationRun, RunState
 from tests.factories import make_campaign, make_candidate, make_original
 
 
@@ -235,8 +235,6 @@ def test_a_plain_form_post_redirects_to_the_campaign(client, researcher, import_
 
 def _none_kept(campaign):
     """One original with a kept candidate; one whose 3 candidates all failed fluency."""
-    from cfannotate.candidates.models import CandidateStatus
-    from tests.factories import make_candidate
 
     kept, failed, _fresh = campaign.originals.order_by("id")
     make_candidate(kept)
@@ -245,6 +243,22 @@ def _none_kept(campaign):
             failed, status=CandidateStatus.FILTERED, metadata={"dropped_by": "fluency_full"}
         )
     return kept, failed
+
+
+def test_generation_page_counts_gold_answers_apart(client, researcher, campaign):
+    """The overview counts candidates without gold rounds' answers; the generation page
+    says which of its counts hold them, so the two pages agree."""
+    _, _, fresh = campaign.originals.order_by("id")
+    _none_kept(campaign)
+    make_candidate(fresh, "A written answer.", status=CandidateStatus.GOLD)
+    client.force_login(researcher)
+    html = client.get(reverse("campaign-generation", args=[campaign.id])).content.decode()
+    html = " ".join(html.split())
+    assert "1 of 3 have usable candidates; 1 holds only gold and training answers;" in html
+    assert "Review all 5 candidates (1 of them gold and training answers)" in html
+    recent = client.get(reverse("candidates-recent", args=[campaign.id]), HTTP_HX_REQUEST="true")
+    recent = " ".join(recent.content.decode().split())
+    assert "Review all 5 candidates (1 of them gold and training answers)" in recent
 
 
 def test_campaign_page_says_why_an_original_has_none_and_offers_a_retry(

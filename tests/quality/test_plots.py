@@ -66,6 +66,16 @@ def test_workers_on_hold_are_drawn_apart_from_the_filtered():
         "kept",
     ]
     assert {point.series for point in scatter.points} == {0, 1, 2}
+    assert scatter.description == "3 workers drawn, 1 kept."
+
+
+def test_one_worker_or_round_is_counted_in_words():
+    one = [_gold(3, 6, False)]
+    assert plots.worker_chart(one, min_seconds=18, min_gold_share=4 / 6).description == (
+        "1 worker drawn, 0 kept."
+    )
+    assert plots.round_time_chart([30], threshold=18).description == "1 round; 0 took 18 s or less."
+    assert plots.gold_chart(one).description == "1 worker; 0 kept."
 
 
 def test_label_chart_has_one_row_per_worker_and_shares_that_fill_it():

@@ -31,7 +31,7 @@ BUDGETS = {
     "campaign-data": 7,
     "campaign-generation": 11,
     "campaign-labeling": 7,
-    "campaign-exports": 4,
+    "campaign-exports": 6,
     "campaign-settings": 5,
     "original-upload": 4,
     "run-progress": 8,

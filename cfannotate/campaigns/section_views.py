@@ -58,6 +58,8 @@ def campaign_labeling(request: HtmxHttpRequest, campaign_id: int) -> HttpRespons
 @campaign_owner_required
 @require_GET
 def campaign_exports(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
-    """The download links, and the model evaluation (loaded after the page)."""
-    context = {"campaign": request.campaign}
+    """The download links with what each file holds now, and the model evaluation (loaded
+    after the page)."""
+    campaign = request.campaign
+    context = {"campaign": campaign, **parts_context(request, campaign, section="exports")}
     return TemplateResponse(request, "campaigns/exports.html", context)

@@ -13,9 +13,10 @@ Every row of a kind has the same keys; a value that does not apply is None. `eng
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from django.db.models import Exists, F, OuterRef, QuerySet, Subquery
+from django.db.models import Count, Exists, F, Max, OuterRef, Q, QuerySet, Subquery
 
 from cfannotate.campaigns.models import Campaign
 from cfannotate.candidates.selectors import candidate_texts
@@ -218,6 +219,54 @@ def augmentation_rows(campaign: Campaign) -> Iterator[Row]:
         yield _in_order(
             {**row, "is_original": False, "flips_label": flips_label}, AUGMENTATION_COLUMNS
         )
+
+
+@dataclass(frozen=True)
+class ExportSizes:
+    """What each export holds now, for the exports page (one query per line below)."""
+
+    kept: int  # counterfactuals with a kept label
+    contrast: int  # of those, label flips: the contrast set's rows
+    augmentation_originals: int  # originals with a kept flip
+    augmentation_counterfactuals: int  # all kept counterfactuals of those originals
+    labels_updated_at: datetime | None  # the last time quality control changed a label
+    judgments: int  # submitted judgments of real rounds
+    candidates: int
+
+    @property
+    def augmentation(self) -> int:
+        """The augmentation set's rows: each original, then its kept counterfactuals."""
+        return self.augmentation_originals + self.augmentation_counterfactuals
+
+
+def export_sizes(campaign: Campaign) -> ExportSizes:
+    """The row counts of each export, counted as the exports select them."""
+    aggregates = AggregatedLabel.objects.filter(candidate__campaign=campaign)
+    flip = Q(kept=True) & ~Q(label_id=F("candidate__original__label_id"))
+    flips_of_the_same_original = _flipping(_kept_aggregates(campaign)).filter(
+        candidate__original_id=OuterRef("candidate__original_id")
+    )
+    labels = aggregates.annotate(original_flips=Exists(flips_of_the_same_original)).aggregate(
+        kept_count=Count("id", filter=Q(kept=True)),
+        flips=Count("id", filter=flip),
+        flip_originals=Count("candidate__original_id", filter=flip, distinct=True),
+        flip_originals_kept=Count("id", filter=Q(kept=True, original_flips=True)),
+        last_updated=Max("updated_at"),
+    )
+    judgments = Judgment.objects.filter(
+        round__assignment__campaign=campaign,
+        round__submitted_at__isnull=False,
+        round__kind=RoundKind.REAL,
+    ).count()
+    return ExportSizes(
+        kept=labels["kept_count"],
+        contrast=labels["flips"],
+        augmentation_originals=labels["flip_originals"],
+        augmentation_counterfactuals=labels["flip_originals_kept"],
+        labels_updated_at=labels["last_updated"],
+        judgments=judgments,
+        candidates=campaign.candidates.count(),
+    )
 
 
 def _in_order(row: Row, columns: tuple[str, ...]) -> Row:

@@ -1,15 +1,22 @@
-"""The campaign page's download links: a file streamed to the campaign's owner."""
+"""The exports page's download links: a file streamed to the campaign's owner."""
 
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET
 
 from cfannotate.campaigns.access import campaign_owner_required
+from cfannotate.campaigns.models import Campaign
 from cfannotate.core.exceptions import InvalidInput
 from cfannotate.exports.files import export_prepare, export_response
+from cfannotate.exports.selectors import export_sizes
 
 TRUE_VALUES = {"1", "true", "yes", "on"}
 FALSE_VALUES = {"", "0", "false", "no", "off"}
+
+
+def exports_page_context(request: HttpRequest, campaign: Campaign) -> dict:
+    """The exports page's part (`campaigns.page_parts`): what each file holds now."""
+    return {"sizes": export_sizes(campaign)}
 
 
 def flag_value(name: str, text: str | None) -> bool:

@@ -9,6 +9,7 @@ from cfannotate.exports.selectors import (
     augmentation_rows,
     contrast_rows,
     edit_tokens,
+    export_sizes,
     judgment_rows,
 )
 from cfannotate.quality.models import AggregatedLabel
@@ -151,6 +152,24 @@ def test_nothing_is_exported_before_quality_control_has_voted(labeled):
     assert list(contrast_rows(labeled.campaign)) == []
     assert list(augmentation_rows(labeled.campaign)) == []
     assert len(list(judgment_rows(labeled.campaign))) == 27
+
+
+def test_the_sizes_count_what_each_export_streams(labeled):
+    """The exports page's row counts: counted as the files select, not apart from them."""
+    campaign = labeled.campaign
+    sizes = export_sizes(campaign)
+    assert sizes.contrast == len(list(contrast_rows(campaign))) == 2
+    augmentation = list(augmentation_rows(campaign))
+    assert (sizes.augmentation_originals, sizes.augmentation_counterfactuals) == (2, 3)
+    assert sizes.augmentation == len(augmentation)
+    assert sizes.judgments == len(list(judgment_rows(campaign))) == 27
+    assert sizes.kept == 4 and sizes.candidates == campaign.candidates.count()
+    assert sizes.labels_updated_at is not None
+
+    AggregatedLabel.objects.all().delete()
+    empty = export_sizes(campaign)
+    assert (empty.kept, empty.contrast, empty.augmentation) == (0, 0, 0)
+    assert empty.labels_updated_at is None
 
 
 def test_edit_tokens_read_the_ops_and_tolerate_foreign_edits():

@@ -5,6 +5,7 @@ import json
 from django.http import StreamingHttpResponse
 from django.urls import reverse
 
+from cfannotate.quality.models import AggregatedLabel
 from tests.factories import make_campaign
 
 
@@ -20,6 +21,23 @@ def test_the_campaign_page_links_every_export(client, researcher, campaign):
     for kind in ("contrast", "augmentation", "judgments"):
         for format in ("jsonl", "csv"):
             assert f'href="{download_url(campaign, kind)}?format={format}"' in html
+
+
+def test_the_page_says_what_each_file_holds_now(client, researcher, labeled, campaign):
+    client.force_login(researcher)
+    url = reverse("campaign-exports", args=[labeled.campaign.id])
+    words = " ".join(client.get(url).content.decode().split())
+    assert "The sets hold the 4 counterfactuals whose label quality control kept" in words
+    assert "5 (2 originals, 3 counterfactuals)" in words  # the augmentation set's rows
+    assert '<td class="num">27</td>' in words  # raw judgments
+    AggregatedLabel.objects.update(kept=False)
+    words = " ".join(client.get(url).content.decode().split())
+    assert "No label is kept yet: quality control keeps one once enough qualified" in words
+
+    nothing = " ".join(
+        client.get(reverse("campaign-exports", args=[campaign.id])).content.decode().split()
+    )
+    assert "No judgment yet: the contrast and augmentation sets fill as workers label" in nothing
 
 
 def test_a_link_streams_the_file_to_the_owner(client, researcher, labeled):

@@ -34,6 +34,7 @@ API_COUNTERPARTS = {
     # A round on one original (from the gold page's list or the review page's "Promote to
     # gold"): ticked candidates, items given by `candidate_id`, or typed texts.
     "gold-original": ("POST", "api-gold-list"),
+    "gold-import": ("POST", "api-gold-import"),
     "gold-round-active": ("PATCH", "api-gold-detail"),
     "gold-round-answers": ("PATCH", "api-gold-detail"),
     "crowd-mturk-publish": ("POST", "api-mturk-publish"),

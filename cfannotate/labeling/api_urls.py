@@ -31,6 +31,11 @@ urlpatterns = [
         name="api-gold-list",
     ),
     path(
+        "campaigns/<int:campaign_id>/gold/import/",
+        gold_apis.GoldRoundImportApi.as_view(),
+        name="api-gold-import",
+    ),
+    path(
         "campaigns/<int:campaign_id>/gold/<int:gold_round_id>/",
         gold_apis.GoldRoundDetailApi.as_view(),
         name="api-gold-detail",

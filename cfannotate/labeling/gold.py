@@ -7,7 +7,8 @@ about a gold round's original gives it away: an original in units no worker was 
 yet is taken out of them when a round is made on it (`units.original_units_withdraw`).
 
 A round is made three ways, all through `gold_round_create`: imported from a file
-(`gold_rounds_import`), typed on the gold page (`gold_round_author`), or promoted from
+(`gold_rounds_import`; uploaded on the gold page or the API, `gold_rounds_upload`, or read
+by `manage.py import_gold`), typed on the gold page (`gold_round_author`), or promoted from
 candidates the generators made (`cfannotate.labeling.promotion.candidates_promote_to_gold`).
 Its answers can change until a worker is given it; after that only (de)activation.
 """
@@ -20,6 +21,7 @@ from django.db import transaction
 from cfannotate.campaigns.models import Campaign, CampaignLabel, Original
 from cfannotate.campaigns.services import MAX_TEXT_CHARS, label_lookup
 from cfannotate.candidates.models import Candidate, CandidateSource, CandidateStatus
+from cfannotate.core import tabular
 from cfannotate.core.exceptions import Conflict, InvalidInput
 from cfannotate.core.row_report import RowError, row_errors_raise
 from cfannotate.core.text import counted
@@ -32,6 +34,10 @@ from cfannotate.labeling.units import (
 
 GOLD_GENERATOR = "gold"
 MAX_ITEMS = 10
+# An uploaded file of rounds: each line one round of a few counterfactuals, so far
+# smaller than a dataset of originals; it is imported inside the request.
+MAX_UPLOAD_BYTES = 5 * 1024 * 1024
+MAX_UPLOAD_ROWS = 5_000
 VALID_SPELLINGS = {True: True, False: False, "valid": True, "invalid": False, "true": True}
 VALID_SPELLINGS.update({"false": False, "1": True, "0": False, "yes": True, "no": False})
 IN_UNITS = (
@@ -222,6 +228,15 @@ def gold_rounds_import(*, campaign: Campaign, records: Iterable[Mapping[str, obj
         entries = _authored_candidates(campaign, original, checked)
         gold_round_create(campaign=campaign, original=original, kind=kind, entries=entries)
     return len(plans)
+
+
+def gold_rounds_upload(*, campaign: Campaign, file_name: str, content: bytes) -> int:
+    """Rounds from an uploaded JSONL file, one round a line in `gold_rounds_import`'s format;
+    all of them or none. Returns how many were made."""
+    records = tabular.jsonl_objects(
+        file_name=file_name, content=content, max_bytes=MAX_UPLOAD_BYTES, max_rows=MAX_UPLOAD_ROWS
+    )
+    return gold_rounds_import(campaign=campaign, records=records)
 
 
 def problems_raise(message: str, problems: Problems) -> None:

@@ -1,13 +1,16 @@
 """REST API of gold and training rounds: list them with their answers, author or promote one,
-switch one on or off, change its answers while no worker has had it. Owner-scoped."""
+import many from a JSONL file, switch one on or off, change its answers while no worker
+has had it. Owner-scoped."""
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.pagination import PageNumberPagination
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from cfannotate.core import tabular
 from cfannotate.core.api_lists import choice_param, paginated_response
 from cfannotate.core.exceptions import InvalidInput, NotFound
 from cfannotate.labeling import gold
@@ -128,6 +131,38 @@ class GoldRoundListApi(APIView):
                 campaign=campaign, original=original, kind=data["kind"], items=data["items"]
             )
         return Response(_round_out(campaign, gold_round.pk), status=status.HTTP_201_CREATED)
+
+
+class GoldRoundImportApi(APIView):
+    """POST a JSONL file of rounds, one a line, as `manage.py import_gold` reads it; all
+    lines or none (a 400 names each bad line)."""
+
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema_serializer(component_name="GoldImportInput")
+    class InputSerializer(serializers.Serializer):
+        file = serializers.FileField(
+            help_text='JSONL: {"original_id", "kind": "gold"|"training", "items": [{"text", '
+            '"valid", "label", "explanation"}]} a line.'
+        )
+
+    @extend_schema_serializer(component_name="GoldImportOutput")
+    class OutputSerializer(serializers.Serializer):
+        imported = serializers.IntegerField(help_text="Rounds made.")
+
+    @extend_schema(
+        request={"multipart/form-data": InputSerializer}, responses={201: OutputSerializer}
+    )
+    def post(self, request: Request, campaign_id: int) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        upload = serializer.validated_data["file"]
+        made = gold.gold_rounds_upload(
+            campaign=self.campaign,
+            file_name=upload.name,
+            content=tabular.upload_bytes(upload, max_bytes=gold.MAX_UPLOAD_BYTES),
+        )
+        return Response({"imported": made}, status=status.HTTP_201_CREATED)
 
 
 class GoldRoundDetailApi(APIView):

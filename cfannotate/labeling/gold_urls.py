@@ -7,6 +7,7 @@ from cfannotate.labeling import gold_views
 
 urlpatterns = [
     path("<int:campaign_id>/gold/", gold_views.gold_page, name="gold-page"),
+    path("<int:campaign_id>/gold/import/", gold_views.gold_import, name="gold-import"),
     path(
         "<int:campaign_id>/gold/originals/<int:original_id>/",
         gold_views.gold_original,

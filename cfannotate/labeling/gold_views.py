@@ -1,6 +1,7 @@
 """The gold rounds page: every gold and training round with its expected answers, switching
-rounds on and off, changing answers no worker has had yet, and a new round made on an
-original picked from a searchable list, of its candidates or of typed counterfactuals (htmx).
+rounds on and off, changing answers no worker has had yet, a new round made on an
+original picked from a searchable list, of its candidates or of typed counterfactuals (htmx),
+and rounds imported from a JSONL file.
 
 Researcher-only and owner-scoped: expected answers never reach a worker's page.
 """
@@ -17,9 +18,10 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from cfannotate.campaigns.access import campaign_owner_required
 from cfannotate.candidates.selectors import CandidateFilters, candidates_filtered
+from cfannotate.core import tabular
 from cfannotate.core.exceptions import CfannotateError, InvalidInput
 from cfannotate.core.htmx import HtmxHttpRequest
-from cfannotate.core.text import sentence
+from cfannotate.core.text import counted, sentence
 from cfannotate.labeling import gold
 from cfannotate.labeling.models import GoldKind, UnitItem
 from cfannotate.labeling.promotion import candidates_promote_to_gold
@@ -28,6 +30,7 @@ from cfannotate.labeling.selectors import gold_pick_originals, gold_rounds_of
 PAGE = "labeling/gold.html"
 PICK_PAGE = "labeling/gold_original.html"
 ROUND = "labeling/_gold_round.html"
+IMPORT_BLOCK = "labeling/gold.html#import"
 AUTHOR_ROWS = 3  # counterfactuals per round, as real rounds show (Polyjuice §4.2)
 PICK_PER_PAGE = 20  # originals per page of the gold page's list
 MAX_SEARCH = 200
@@ -43,22 +46,59 @@ def gold_page(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     """The rounds, and the originals a new round can use: searched by id or text, a page at a
     time; htmx asks for just the list while the researcher types."""
     campaign = request.campaign
+    if request.htmx and request.htmx.target == "gold-picker":
+        return TemplateResponse(request, PAGE + "#picker", _picker_context(request, campaign))
+    return TemplateResponse(request, PAGE, _page_context(request, campaign))
+
+
+def _picker_context(request, campaign) -> dict:
     search = request.GET.get("q", "").strip()[:MAX_SEARCH]
     originals = gold_pick_originals(campaign, search=search)
     query = request.GET.copy()
     query.pop("page", None)
-    context = {
+    return {
         "campaign": campaign,
         "search": search,
         "query": query.urlencode(),
         "page": Paginator(originals, PICK_PER_PAGE).get_page(request.GET.get("page")),
     }
-    template = PAGE
-    if request.htmx and request.htmx.target == "gold-picker":
-        template += "#picker"
-    else:
-        context |= {"rounds": gold_rounds_of(campaign), "labels": campaign.labels.all()}
-    return TemplateResponse(request, template, context)
+
+
+def _page_context(request, campaign) -> dict:
+    return _picker_context(request, campaign) | {
+        "rounds": gold_rounds_of(campaign),
+        "labels": campaign.labels.all(),
+    }
+
+
+@campaign_owner_required
+@require_POST
+def gold_import(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
+    """Rounds from an uploaded JSONL file, all or none (`gold.gold_rounds_upload`): the gold
+    page again with what was made, or the upload form with why nothing was."""
+    campaign = request.campaign
+    upload = request.FILES.get("file")
+    try:
+        if upload is None:
+            raise InvalidInput(
+                "Choose a JSONL file of rounds to upload.", fields={"file": ["No file."]}
+            )
+        made = gold.gold_rounds_upload(
+            campaign=campaign,
+            file_name=upload.name,
+            content=tabular.upload_bytes(upload, max_bytes=gold.MAX_UPLOAD_BYTES),
+        )
+    except CfannotateError as error:
+        # htmx swaps the upload block; a plain form post gets the whole page, the error in it.
+        if request.htmx:
+            template, context = IMPORT_BLOCK, {"campaign": campaign}
+        else:
+            template, context = PAGE, _page_context(request, campaign)
+        context["import_error"] = error
+        return TemplateResponse(request, template, context, status=error.status_code)
+    messages.success(request, f"Imported {counted(made, 'round')} from {upload.name}.")
+    target = reverse("gold-page", args=[campaign.id])
+    return HttpResponseClientRedirect(target) if request.htmx else redirect(target)
 
 
 def _typed_items(post) -> list[dict]:

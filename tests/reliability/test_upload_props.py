@@ -2,7 +2,7 @@
 
 Arbitrary bytes, encodings, file names and records go to every way data comes in:
 the originals import API (JSON records), the originals file upload API, the
-candidate import API (CSV/TSV/JSONL files) and the gold import (service and
+candidate import API (CSV/TSV/JSONL files) and the gold import (service, API and
 `manage.py import_gold`). Each answer is either a success whose count matches the
 rows added, or a 4xx with a message (a one-line error for the command) and no row
 added.
@@ -320,15 +320,34 @@ def test_gold_import_all_or_nothing(campaign_with_originals, records):
         assert GoldRound.objects.count() == before[0] + imported
 
 
-@PROPERTY_SETTINGS
-@given(
-    content=st.one_of(
-        st.binary(max_size=200),
-        st.lists(st.one_of(gold_records, json_values), max_size=3).map(
-            lambda records: "\n".join(json.dumps(record) for record in records).encode()
-        ),
-    )
+gold_files = st.one_of(
+    st.binary(max_size=200),
+    st.lists(st.one_of(gold_records, json_values), max_size=3).map(
+        lambda records: "\n".join(json.dumps(record) for record in records).encode()
+    ),
 )
+
+
+@PROPERTY_SETTINGS
+@given(content=gold_files, name=st.one_of(st.just("gold.jsonl"), file_names))
+def test_gold_import_api_all_or_nothing(api_client, campaign_with_originals, content, name):
+    campaign = campaign_with_originals
+    before = (GoldRound.objects.count(), GoldItem.objects.count(), Candidate.objects.count())
+    response = api_client.post(
+        f"/api/campaigns/{campaign.id}/gold/import/", {"file": SimpleUploadedFile(name, content)}
+    )
+    event(f"status {response.status_code}")
+    if response.status_code == 201:
+        assert GoldRound.objects.count() == before[0] + response.json()["imported"]
+    else:
+        assert_refused(response)
+        assert (GoldRound.objects.count(), GoldItem.objects.count(), Candidate.objects.count()) == (
+            before
+        )
+
+
+@PROPERTY_SETTINGS
+@given(content=gold_files)
 def test_import_gold_command_fails_with_one_line(campaign_with_originals, tmp_path, content):
     campaign = campaign_with_originals
     path = tmp_path / "gold.jsonl"

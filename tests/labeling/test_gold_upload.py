@@ -79,9 +79,7 @@ def test_a_bad_file_says_each_bad_line_in_place_and_imports_nothing(client, rese
     assert not GoldRound.objects.exists()
 
 
-def test_without_javascript_a_bad_file_comes_back_on_the_whole_page(
-    client, researcher, campaign
-):
+def test_without_javascript_a_bad_file_comes_back_on_the_whole_page(client, researcher, campaign):
     make_original(campaign)
     client.force_login(researcher)
     response = client.post(

@@ -2,7 +2,9 @@
 free for a round as they type, turns the list's pages, opens one in place, ticks its
 candidates with the answers set beside each, and sees the round in the list of rounds, its
 state following when it is switched off; a refused save is said in place and keeps what
-was typed."""
+was typed. A file of rounds is uploaded in place too, a bad one refused with its lines."""
+
+import json
 
 import pytest
 from django.test import Client
@@ -10,6 +12,7 @@ from django.urls import reverse
 
 from cfannotate.labeling.gold_views import PICK_PER_PAGE
 from cfannotate.labeling.models import GoldKind, GoldRound
+from tests.browser.conftest import htmx_ready
 from tests.factories import make_campaign, make_candidate, make_original, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -112,3 +115,30 @@ def test_a_researcher_picks_an_original_and_its_candidates_for_a_training_round(
     assert page.locator(f"#gold-round-state-{gold_round.id}").count() == 1
     assert len(loads) == 1  # the save's redirect; searching, paging and opening loaded nothing
     assert page.errors == [], page.errors
+
+
+def test_a_researcher_uploads_a_file_of_rounds_and_a_bad_one_is_said_in_place(
+    live_server, browser, tmp_path
+):
+    campaign = make_campaign(owner=make_user(), name="Reviews")
+    original = make_original(campaign, text="The plot is clever.", label="positive")
+    good = tmp_path / "gold.jsonl"
+    item = {"text": "The plot is dumb.", "valid": True, "label": "negative"}
+    good.write_text(json.dumps({"original_id": original.external_id, "items": [item]}) + "\n")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"original_id": "nope", "items": []}\n')
+    page = _researcher_page(browser, live_server, campaign.owner)
+    page.goto(live_server.url + reverse("gold-page", args=[campaign.id]))
+    htmx_ready(page)
+
+    upload = page.locator("#gold-import")
+    upload.locator("input[type=file]").set_input_files(str(bad))
+    upload.get_by_role("button", name="Import rounds").click()
+    page.locator("#gold-import").get_by_text("original_id: No original 'nope'.").wait_for()
+    assert not GoldRound.objects.exists()
+
+    page.locator("#gold-import input[type=file]").set_input_files(str(good))
+    page.locator("#gold-import").get_by_role("button", name="Import rounds").click()
+    page.get_by_text("Imported 1 round from gold.jsonl.").wait_for()
+    assert page.locator(f"#gold-round-{GoldRound.objects.get().pk}").is_visible()
+    assert page.errors == []

@@ -223,13 +223,14 @@ def augmentation_rows(campaign: Campaign) -> Iterator[Row]:
 
 @dataclass(frozen=True)
 class ExportSizes:
-    """What each export holds now, for the exports page (one query per line below)."""
+    """What each export holds now, for the exports page (three queries: the labels, the
+    judgments, the candidates)."""
 
     kept: int  # counterfactuals with a kept label
     contrast: int  # of those, label flips: the contrast set's rows
     augmentation_originals: int  # originals with a kept flip
     augmentation_counterfactuals: int  # all kept counterfactuals of those originals
-    labels_updated_at: datetime | None  # the last time quality control changed a label
+    labels_updated_at: datetime | None  # when quality control last wrote the labels
     judgments: int  # submitted judgments of real rounds
     candidates: int
 

@@ -27,7 +27,7 @@ def test_the_page_says_what_each_file_holds_now(client, researcher, labeled, cam
     client.force_login(researcher)
     url = reverse("campaign-exports", args=[labeled.campaign.id])
     words = " ".join(client.get(url).content.decode().split())
-    assert "The sets hold the 4 counterfactuals whose label quality control kept" in words
+    assert "Quality control kept a label for 4 counterfactuals when it last ran" in words
     assert "5 (2 originals, 3 counterfactuals)" in words  # the augmentation set's rows
     assert '<td class="num">27</td>' in words  # raw judgments
     AggregatedLabel.objects.update(kept=False)

@@ -175,7 +175,7 @@ def candidates_filtered(campaign: Campaign, filters: CandidateFilters) -> QueryS
         .matching(filters.search)
         .of_original(filters.original)
         .ordered(filters.ordering)
-        .select_related("original", "intended_label", "predicted_label")
+        .select_related("original__label", "intended_label", "predicted_label")
         .annotate(
             unit_id=F("unit_item__unit_id"),
             # Case, not the bare condition: without a unit it would be NULL, not False.

@@ -4,6 +4,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from cfannotate.campaigns.models import TaskType
 from cfannotate.candidates.models import Candidate, CandidateStatus
 from cfannotate.labeling.models import GoldItem, GoldRound, LabelingUnit, Round, RoundKind
 from tests.factories import (
@@ -358,3 +359,18 @@ def test_each_original_group_opens_with_what_generation_made_of_it(client, resea
         reverse("candidate-review", args=[campaign.id]), {"ordering": "fluency"}
     )
     assert "kept ·" not in by_fluency.content.decode()  # not grouped by original: no headers
+
+
+def test_a_pair_tasks_groups_show_the_fixed_side_and_the_originals_label(client, researcher):
+    """An NLI hypothesis is judged against its premise: the group header shows it, escaped,
+    with the original's label, which "flips the label" is read against."""
+    nli = make_campaign(owner=researcher, task_type=TaskType.NLI)
+    original = make_original(
+        nli, "A boy plays.", label="neutral", context="A <b>boy</b> kicks a ball outside."
+    )
+    make_candidate(original, text="A boy sleeps.")
+    client.force_login(researcher)
+    html = client.get(reverse("candidate-review", args=[nli.id])).content.decode()
+    words = " ".join(html.split())
+    assert f"<code>{original.external_id}</code> (May be True):" in words
+    assert "Premise: A &lt;b&gt;boy&lt;/b&gt; kicks a ball outside." in words

@@ -168,10 +168,10 @@ def gold_coverage(campaign: Campaign) -> GoldCoverage:
 
 def gold_pick_originals(campaign: Campaign, *, search: str = ""):
     """The originals a gold or training round can use (no worker was given a labeling unit
-    of them; one in units is taken out of them when a round is made), those whose id or
-    text contains `search`, each with its label, how many candidates it has, whether it is
-    in units, and how many gold and training rounds already use it. In upload order;
-    researcher pages only."""
+    of them; one in units is taken out of them when a round is made), those whose id,
+    text or context contains `search`, each with its label, how many candidates it has,
+    whether it is in units, and how many gold and training rounds already use it. In
+    upload order; researcher pages only."""
 
     def count_of(rows):
         counted = rows.order_by().values("original").annotate(n=Count("id")).values("n")
@@ -184,7 +184,11 @@ def gold_pick_originals(campaign: Campaign, *, search: str = ""):
     given_out = units_given_out(units).values("original_id")
     originals = campaign.originals.exclude(pk__in=given_out)
     if search:
-        originals = originals.filter(Q(external_id__icontains=search) | Q(text__icontains=search))
+        originals = originals.filter(
+            Q(external_id__icontains=search)
+            | Q(text__icontains=search)
+            | Q(context__icontains=search)  # a pair task's fixed side (the premise)
+        )
     return (
         originals.select_related("label")
         .annotate(

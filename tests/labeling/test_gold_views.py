@@ -374,3 +374,19 @@ def test_a_round_of_a_pair_task_shows_the_fixed_side(client, researcher):
     client.force_login(researcher)
     page = client.get(reverse("gold-page", args=[nli.id])).content.decode()
     assert "Premise: A &lt;b&gt;dog&lt;/b&gt; runs." in page
+
+
+def test_a_pair_tasks_originals_are_listed_and_searched_with_their_fixed_side(client, researcher):
+    nli = make_campaign(owner=researcher, task_type=TaskType.NLI)
+    kicks = make_original(nli, "A boy plays.", context="A <i>boy</i> kicks a ball.")
+    make_original(nli, "A cat sleeps.", context="A cat lies on a mat.")
+    client.force_login(researcher)
+    url = reverse("gold-page", args=[nli.id])
+
+    page = client.get(url).content.decode()
+    assert "Premise: A &lt;i&gt;boy&lt;/i&gt; kicks a ball." in page
+    assert 'placeholder="Id or words of the text or the premise"' in page
+
+    found = client.get(url, {"q": "kicks"}, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="gold-picker")
+    html = found.content.decode()
+    assert f"<code>{kicks.external_id}</code>" in html and "A cat sleeps." not in html

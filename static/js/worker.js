@@ -9,6 +9,7 @@
 
   var NOT_SENT = "Not sent: the server could not be reached. Your answers are kept " +
     "in the page; try again.";
+  var KEYS = /^[jkvx1-9]$/;  // the round's shortcuts besides Enter
 
   function roundForm() {
     return document.querySelector("[data-round-form]");
@@ -96,6 +97,12 @@
     var tag = event.target.tagName;
     if (tag === "TEXTAREA" || (tag === "INPUT" && event.target.type === "text")) { return; }
     var key = event.key.toLowerCase();
+    // The round is being submitted: a key pressed now is meant for the next round, not for
+    // this one (were the submit to fail, it would change an answer the worker sent).
+    if (form.classList.contains("htmx-request")) {
+      if (key === "enter" || KEYS.test(key)) { event.preventDefault(); }
+      return;
+    }
     if (key === "j") { move(form, 1); }
     else if (key === "k") { move(form, -1); }
     else if (key === "enter" && tag !== "BUTTON" && tag !== "A") {

@@ -334,3 +334,46 @@ def test_a_worker_resumes_on_a_phone_with_the_code_from_their_round(live_server,
     page.get_by_role("heading", name="Training round").wait_for()
     assert Assignment.objects.count() == 1
     phone.close()
+
+
+def _checked(page) -> list[str]:
+    return page.eval_on_selector_all(
+        "[data-item] input:checked", "els => els.map(el => el.name + '=' + el.value)"
+    )
+
+
+@pytest.mark.parametrize("answer", ["arrives", "fails"])
+def test_keys_pressed_while_a_round_is_sent_change_nothing(live_server, page, answer):
+    """A fast worker presses Enter, then answer keys before the next round has arrived.
+    Those keys change nothing in the round being sent: were its submit to fail, they would
+    have changed answers the worker had already sent. The next round arrives unanswered."""
+    _open_first_round(live_server, page)
+    for key in ("v", "1", "j", "v", "1", "j", "v", "1"):
+        page.keyboard.press(key)
+    _saved(page, 1, 2, 3)
+    sent = _checked(page)
+    held = []
+    page.route("**/rounds/1/submit/", lambda route: held.append(route))
+    saves = []
+    page.on("request", lambda request: "/items/" in request.url and saves.append(request.url))
+
+    page.keyboard.press("Enter")
+    while not held:
+        page.wait_for_timeout(20)
+    for key in ("x", "2", "k", "x", "2", "Enter"):
+        page.keyboard.press(key)
+    assert _checked(page) == sent
+
+    if answer == "fails":
+        held[0].abort()
+        page.get_by_text("Not sent: the server could not be reached.").wait_for()
+        assert _checked(page) == sent
+    else:
+        held[0].continue_()
+        page.get_by_role("heading", name="Round 2 of 3").wait_for()
+        assert page.locator("[data-item] input:checked").count() == 0
+    page.wait_for_timeout(300)  # anything queued behind the submit would be sent by now
+    assert saves == []
+    assert set(_stored(1).values()) == {(True, "negative")}
+    if answer == "arrives":
+        assert page.console_errors == [], page.console_errors

@@ -344,8 +344,8 @@ def _checked(page) -> list[str]:
 
 @pytest.mark.parametrize("answer", ["arrives", "fails"])
 def test_keys_pressed_while_a_round_is_sent_change_nothing(live_server, page, answer):
-    """A fast worker presses Enter, then answer keys before the next round has arrived.
-    Those keys change nothing in the round being sent: were its submit to fail, they would
+    """A fast worker presses Enter, then answer keys (or taps) before the next round has
+    arrived. Those change nothing in the round being sent: were its submit to fail, they would
     have changed answers the worker had already sent. The next round arrives unanswered."""
     _open_first_round(live_server, page)
     for key in ("v", "1", "j", "v", "1", "j", "v", "1"):
@@ -362,6 +362,8 @@ def test_keys_pressed_while_a_round_is_sent_change_nothing(live_server, page, an
         page.wait_for_timeout(20)
     for key in ("x", "2", "k", "x", "2", "Enter"):
         page.keyboard.press(key)
+    box = page.locator("#item-3").get_by_label("Invalid", exact=True).bounding_box()
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)  # a tap too
     assert _checked(page) == sent
 
     if answer == "fails":

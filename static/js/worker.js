@@ -10,6 +10,10 @@
   var NOT_SENT = "Not sent: the server could not be reached. Your answers are kept " +
     "in the page; try again.";
   var KEYS = /^[jkvx1-9]$/;  // the round's shortcuts besides Enter
+  // The round form whose submit is on its way, if any. Kept here, not as a class or an
+  // attribute: htmx copies the old form's attributes onto the new one (same id) while the
+  // next round settles, which would make that one look as if it were being sent too.
+  var sending = null;
 
   function roundForm() {
     return document.querySelector("[data-round-form]");
@@ -99,7 +103,7 @@
     var key = event.key.toLowerCase();
     // The round is being submitted: a key pressed now is meant for the next round, not for
     // this one (were the submit to fail, it would change an answer the worker sent).
-    if (form.classList.contains("htmx-request")) {
+    if (form === sending) {
       if (key === "enter" || KEYS.test(key)) { event.preventDefault(); }
       return;
     }
@@ -154,6 +158,12 @@
     // The next round (or the error in its place) is new content: start reading there.
     var heading = document.getElementById("round-title");
     (heading || event.detail.target).focus({ preventScroll: true });
+  });
+  document.addEventListener("htmx:beforeSend", function (event) {
+    if (event.detail.elt === roundForm()) { sending = event.detail.elt; }
+  });
+  document.addEventListener("htmx:afterRequest", function (event) {
+    if (event.detail.elt === sending) { sending = null; }
   });
   document.addEventListener("htmx:responseError", onFailure);
   document.addEventListener("htmx:sendError", onFailure);

@@ -239,6 +239,15 @@ class ExportSizes:
         """The augmentation set's rows: each original, then its kept counterfactuals."""
         return self.augmentation_originals + self.augmentation_counterfactuals
 
+    def rows(self, kind: str) -> int:
+        """The rows of the export named `kind` (a key of EXPORT_KINDS)."""
+        return {
+            "contrast": self.contrast,
+            "augmentation": self.augmentation,
+            "judgments": self.judgments,
+            "candidates": self.candidates,
+        }[kind]
+
 
 def export_sizes(campaign: Campaign) -> ExportSizes:
     """The row counts of each export, counted as the exports select them."""

@@ -95,3 +95,25 @@ def test_the_export_is_in_the_api_schema(api_client):
         "include_gold",
     }
     assert set(operation["responses"]["200"]["content"]) == {"application/jsonl", "text/csv"}
+
+
+def test_the_list_says_what_each_file_holds_now(api_client, labeled, other_researcher):
+    campaign = labeled.campaign
+    response = api_client.get(f"/api/campaigns/{campaign.id}/exports/")
+    assert response.status_code == 200
+    listed = response.json()
+    assert listed["kept"] == 4 and listed["labels_updated_at"]
+    files = {entry["kind"]: entry for entry in listed["files"]}
+    assert {kind: entry["rows"] for kind, entry in files.items()} == {
+        "contrast": 2,
+        "augmentation": 5,
+        "judgments": 27,
+        "candidates": campaign.candidates.count(),
+    }
+    # Each entry's url streams that file, with as many rows as it said.
+    streamed = api_client.get(files["augmentation"]["url"] + "?format=jsonl")
+    assert len(body(streamed).splitlines()) == files["augmentation"]["rows"]
+
+    stranger = APIClient()
+    stranger.force_authenticate(other_researcher)
+    assert stranger.get(f"/api/campaigns/{campaign.id}/exports/").status_code == 404

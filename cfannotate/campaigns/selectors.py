@@ -1,10 +1,27 @@
 """Reads of campaigns and originals, always scoped from the requesting user."""
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, QuerySet
+from django.db.models import Count, OuterRef, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 
 from cfannotate.campaigns.models import Campaign, Original
 from cfannotate.core.exceptions import NotFound
+
+
+def _rows_per_campaign(related_name: str) -> Coalesce:
+    """How many rows of a campaign's reverse relation (`originals`, `candidates`), as a
+    subquery per campaign. Two joined COUNT(DISTINCT)s would scan originals x candidates:
+    870,000 rows for one campaign of 200 originals and 4,300 candidates. The related model
+    is read from the relation, so campaigns imports none of the apps above it."""
+    model = Campaign._meta.get_field(related_name).related_model
+    rows = (
+        model.objects.filter(campaign=OuterRef("pk"))
+        .order_by()
+        .values("campaign")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    return Coalesce(Subquery(rows), 0)
 
 
 def campaigns_for_owner(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Campaign]:
@@ -13,8 +30,8 @@ def campaigns_for_owner(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Camp
     return (
         Campaign.objects.filter(owner=user)
         .annotate(
-            original_count=Count("originals", distinct=True),
-            candidate_count=Count("candidates", distinct=True),
+            original_count=_rows_per_campaign("originals"),
+            candidate_count=_rows_per_campaign("candidates"),
         )
         .order_by("-created_at")
     )

@@ -8,14 +8,15 @@ from cfannotate.campaigns.models import Campaign, Original
 from cfannotate.core.exceptions import NotFound
 
 
-def _rows_per_campaign(related_name: str) -> Coalesce:
-    """How many rows of a campaign's reverse relation (`originals`, `candidates`), as a
-    subquery per campaign. Two joined COUNT(DISTINCT)s would scan originals x candidates:
-    870,000 rows for one campaign of 200 originals and 4,300 candidates. The related model
-    is read from the relation, so campaigns imports none of the apps above it."""
+def _rows_per_campaign(related_name: str, **conditions) -> Coalesce:
+    """How many rows of a campaign's reverse relation (`originals`, `candidates`), those
+    meeting `conditions` if given, as a subquery per campaign. Two joined COUNT(DISTINCT)s
+    would scan originals x candidates: 870,000 rows for one campaign of 200 originals and
+    4,300 candidates. The related model is read from the relation, so campaigns imports
+    none of the apps above it."""
     model = Campaign._meta.get_field(related_name).related_model
     rows = (
-        model.objects.filter(campaign=OuterRef("pk"))
+        model.objects.filter(campaign=OuterRef("pk"), **conditions)
         .order_by()
         .values("campaign")
         .annotate(n=Count("id"))
@@ -32,6 +33,8 @@ def campaigns_for_owner(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Camp
         .annotate(
             original_count=_rows_per_campaign("originals"),
             candidate_count=_rows_per_campaign("candidates"),
+            # Counterfactuals quality control kept with a label, as on the overview.
+            kept_count=_rows_per_campaign("candidates", aggregated_label__kept=True),
         )
         .order_by("-created_at")
     )

@@ -230,6 +230,13 @@ class Campaign(models.Model):
         return bool(self.context_name)
 
     @property
+    def generator_names(self) -> list[str]:
+        """The generators a run uses, in order: Polyjuice alone where none are named."""
+        entries = self.generators if isinstance(self.generators, list) else []
+        names = [str(entry.get("name", "")) for entry in entries if isinstance(entry, dict)]
+        return [name for name in names if name] or ["polyjuice"]
+
+    @property
     def rounds_total(self) -> int:
         """Rounds after training: real plus hidden gold ("Round k of 22")."""
         return self.rounds_per_assignment + self.gold_rounds_per_assignment

@@ -101,6 +101,10 @@ def _campaign_create(
         if instructions is not None
         else (template.instructions if template else ""),
     )
+    if template is not None and template.generators and not labels:
+        # The template's generators convert its own labels; a campaign that brings its
+        # labels, or names its generators, keeps the site default or what it names.
+        campaign.generators = [dict(entry) for entry in template.generators]
     _apply_settings(campaign, settings or {})
     _check_generation_settings(campaign, [label.value for label in label_templates])
     if "flip_label_map" in (settings or {}):

@@ -25,6 +25,12 @@ class TaskTemplate:
     instructions: str = ""
     # Synonyms accepted on import, mapped to a label value.
     label_aliases: dict[str, str] = field(default_factory=dict)
+    # The generators a new campaign of this task starts with (its `generators` setting);
+    # empty: the site default, Polyjuice alone. A seed's generators written for the task's
+    # labels come on next to Polyjuice, where their default labels are the template's.
+    generators: tuple[dict, ...] = ()
+    # What the new-campaign page says they are.
+    generators_note: str = ""
 
 
 VALIDITY_NOTE = (
@@ -132,6 +138,17 @@ TEMPLATES: dict[str, TaskTemplate] = {
             "2": "conditional_causal",
             "3": "correlational",
         },
+        # Seed 002's edits are written for these four labels: NEGATION turns a causal
+        # sentence into no relationship, STRENGTHEN a conditional causal one into causal.
+        generators=(
+            {"name": "polyjuice"},
+            {"name": "causal-negation"},
+            {"name": "causal-strengthen"},
+        ),
+        generators_note=(
+            "Generators: Polyjuice, and the causal negation and strengthening rules "
+            "(causal → no relationship, conditional causal → causal)."
+        ),
     ),
 }
 

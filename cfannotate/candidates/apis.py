@@ -140,6 +140,10 @@ class DropCountSerializer(serializers.Serializer):
 class SkipReasonSerializer(serializers.Serializer):
     generator = serializers.CharField()
     reason = serializers.CharField(help_text="Why the generator could not perturb it.")
+    not_for_label = serializers.BooleanField(
+        help_text="The generator does not convert this original's label, so it tried nothing "
+        "(e.g. causal-strengthen on a causal sentence)."
+    )
 
 
 @extend_schema_serializer(component_name="OriginalGeneration")

@@ -233,6 +233,9 @@ class DropCount:
 class SkipReason:
     generator: str
     reason: str  # why the generator could not perturb the original
+    # The generator does not convert the original's label (generation.generators.Skipped):
+    # nothing was tried, so the review page's header leaves it out; `why` still says it.
+    not_for_label: bool = False
 
 
 @dataclass(frozen=True)
@@ -272,8 +275,9 @@ class OriginalGeneration:
         parts.append(f"{self.selected} selected")
         if self.rejected:
             parts.append(f"{self.rejected} rejected")
-        if self.skipped:
-            parts.append("not perturbed by " + ", ".join(s.generator for s in self.skipped))
+        tried = [item.generator for item in self.skipped if not item.not_for_label]
+        if tried:
+            parts.append("not perturbed by " + ", ".join(dict.fromkeys(tried)))
         return " · ".join(parts)
 
 
@@ -443,7 +447,11 @@ def generation_status(
             for reason, count in sorted(drops[original.pk].items(), key=lambda i: (-i[1], i[0]))
         )
         skipped = tuple(
-            SkipReason(generator=item["generator"], reason=item["reason"])
+            SkipReason(
+                generator=item["generator"],
+                reason=item["reason"],
+                not_for_label=bool(item.get("not_for_label")),
+            )
             for item in (recorded or {}).get("skipped", [])
         )
         made = recorded.get("made") if recorded else None

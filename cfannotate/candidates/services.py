@@ -171,9 +171,10 @@ def _outcomes_record(entry: GeneratorEntry, result, skipped, outcomes: dict) -> 
     """Count what one generator made and skipped per original (into `outcomes`); its summary."""
     for item in skipped:
         logger.info("%s skipped original %s: %s", entry.name, item.original_key, item.reason)
-        outcomes[item.original_key]["skipped"].append(
-            {"generator": entry.name, "reason": item.reason}
-        )
+        record = {"generator": entry.name, "reason": item.reason}
+        if item.not_for_label:
+            record["not_for_label"] = True
+        outcomes[item.original_key]["skipped"].append(record)
     for candidate in result.candidates:
         outcomes[candidate.record.original_key]["made"] += 1
     return GeneratorSummary(

@@ -37,10 +37,17 @@ class GeneratorOptionsError(ValueError):
 
 @dataclass(frozen=True)
 class Skipped:
-    """An original a generator produced nothing for, and why (for the run's report)."""
+    """An original a generator produced nothing for, and why (for the run's report).
+
+    `not_for_label`: the generator does not convert the original's label at all (the
+    causal rules' and the lexicon generators' source labels), so nothing was tried: a
+    causal-strength campaign runs NEGATION on its causal sentences and STRENGTHEN on its
+    conditional ones, and neither has failed on the other's.
+    """
 
     original_key: str
     reason: str
+    not_for_label: bool = False
 
 
 @dataclass

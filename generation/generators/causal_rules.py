@@ -644,6 +644,9 @@ class _CausalRules(abc.ABC):
         output = GeneratorOutput()
         # 1. Checks that need no parse: the label, and empty, non-English or long text.
         problems = {original.key: self._early_problem(original) for original in originals}
+        not_for_label = {
+            original.key for original in originals if self._label_problem(original) is not None
+        }
         # 2. Parse the rest in one batch (the cache shares the parses with later steps).
         parsed = [original for original in originals if problems[original.key] is None]
         docs = dict(
@@ -660,7 +663,9 @@ class _CausalRules(abc.ABC):
             )
             output.candidates.extend(records)
             if not records:
-                output.skipped.append(Skipped(original.key, reason))
+                output.skipped.append(
+                    Skipped(original.key, reason, not_for_label=original.key in not_for_label)
+                )
             context.advance(1)
         return output
 
@@ -695,12 +700,19 @@ class _CausalRules(abc.ABC):
                 records.extend(self._candidates(original, doc, form, context))
         return records, reason
 
-    def _early_problem(self, original: OriginalRecord) -> str | None:
+    def _label_problem(self, original: OriginalRecord) -> str | None:
+        """Why the original's label is not one this edit converts, or None."""
         sources = self.settings.source_labels
         if sources and original.label and original.label not in sources:
             return (
                 f"label {original.label!r} is not one {self.name} converts ({', '.join(sources)})"
             )
+        return None
+
+    def _early_problem(self, original: OriginalRecord) -> str | None:
+        problem = self._label_problem(original)
+        if problem is not None:
+            return problem
         problem = input_problem(original.text)
         if problem is None and len(original.text.split()) > self.settings.max_tokens:
             problem = f"text longer than {self.settings.max_tokens} tokens"

@@ -24,6 +24,7 @@ def test_new_campaign_page_lists_every_task_template(client, researcher):
     for value in TaskType.values:
         assert f'value="{value}"' in html
     assert "Definitely True" in html  # NLI labels from the template (Polyjuice Figure 5)
+    assert "Generators: Polyjuice, and the causal negation and strengthening rules" in html
 
 
 def test_new_campaign_needs_login(client):
@@ -46,6 +47,10 @@ def test_creating_a_campaign_from_a_template_redirects_to_its_page(client, resea
     ]
     page = client.get(response["Location"]).content.decode()
     assert "Upload its dataset" in page
+    assert campaign.generators == []  # the site default: Polyjuice
+    client.post("/campaigns/new/", {"name": "Claims", "task_type": "causal_strength"})
+    causal = Campaign.objects.get(name="Claims")
+    assert causal.generator_names == ["polyjuice", "causal-negation", "causal-strengthen"]
 
 
 def test_custom_campaign_takes_labels_one_per_line(client, researcher):

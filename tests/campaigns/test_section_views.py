@@ -107,3 +107,15 @@ def test_the_overview_points_at_generation_once_there_are_originals(client, rese
     assert f'href="{reverse("campaign-generation", args=[campaign.id])}">Go to generation' in html
     assert "1 original</span>" in html or "1 original" in html
     assert 'id="original-upload"' not in html  # the heavy blocks live in their sections
+
+
+def test_the_generation_page_names_the_generators_a_run_uses(client, researcher):
+    campaign = make_campaign(owner=researcher, name="Causal")
+    client.force_login(researcher)
+    url = reverse("campaign-generation", args=[campaign.id])
+    assert "A run uses 1 generator: <code>polyjuice</code>" in client.get(url).content.decode()
+    campaign.generators = [{"name": "polyjuice"}, {"name": "causal-negation"}]
+    campaign.save(update_fields=["generators"])
+    html = client.get(url).content.decode()
+    assert "A run uses 2 generators: <code>polyjuice</code>, <code>causal-negation</code>" in html
+    assert f'<a href="{reverse("campaign-settings", args=[campaign.id])}">change</a>' in html

@@ -181,6 +181,27 @@ def test_generator_entries_are_checked_when_a_campaign_is_created(researcher):
     ]
 
 
+def test_a_template_brings_the_generators_written_for_its_labels(researcher):
+    """Causal strength starts with seed 002's rules next to Polyjuice; the other templates
+    and a causal campaign with labels of its own start with the site default."""
+    causal = campaign_create(owner=researcher, name="C", task_type=TaskType.CAUSAL_STRENGTH)
+    assert causal.generators == [
+        {"name": "polyjuice"},
+        {"name": "causal-negation"},
+        {"name": "causal-strengthen"},
+    ]
+    assert causal.generator_names == ["polyjuice", "causal-negation", "causal-strengthen"]
+    sentiment = campaign_create(owner=researcher, name="S", task_type=TaskType.SENTIMENT)
+    assert sentiment.generators == [] and sentiment.generator_names == ["polyjuice"]
+    own_labels = campaign_create(
+        owner=researcher,
+        name="O",
+        task_type=TaskType.CAUSAL_STRENGTH,
+        labels=[{"value": "c0"}, {"value": "c1"}],
+    )
+    assert own_labels.generators == []
+
+
 def test_update_changes_only_the_given_settings_and_checks_generators(campaign):
     updated = campaign_update(
         campaign=campaign,

@@ -89,6 +89,31 @@ def test_skipped_by_the_generator(campaign):
     assert status.why == f"not perturbed: {reason}"
 
 
+def test_a_generator_not_for_the_label_is_left_out_of_the_header(campaign):
+    """causal-strengthen tried nothing on a causal sentence: the header does not say it
+    "did not perturb" it; why an original got nothing still names every skip."""
+    original = make_original(campaign)
+    make_candidate(original)
+    not_for_label = {
+        "generator": "causal-strengthen",
+        "reason": "label 'causal' is not one causal-strengthen converts (conditional_causal)",
+        "not_for_label": True,
+    }
+    tried = {"generator": "polyjuice", "reason": "matches none of the slices preposition"}
+    chunk_done(campaign, [original], {str(original.pk): {"made": 1, "skipped": [not_for_label]}})
+    status = status_of(campaign, original)
+    assert status.skipped[0].not_for_label
+    assert status.header == "1 kept · 0 selected"
+    chunk_done(
+        campaign, [original], {str(original.pk): {"made": 1, "skipped": [not_for_label, tried]}}
+    )
+    header = status_of(campaign, original).header
+    assert header == "1 kept · 0 selected · not perturbed by polyjuice"
+    empty = make_original(campaign)
+    chunk_done(campaign, [empty], {str(empty.pk): {"made": 0, "skipped": [not_for_label]}})
+    assert status_of(campaign, empty).why == f"not perturbed: {not_for_label['reason']}"
+
+
 def test_not_generated_failed_generating_and_nothing_usable(campaign):
     fresh, failed, running, empty = (make_original(campaign) for _ in range(4))
     chunk_done(campaign, [failed], state=ChunkState.FAILED, error="ServerError: <refused>")
@@ -193,7 +218,9 @@ def test_a_chunk_records_skips_and_what_came_out(two_generator_campaign, tiny_lm
     chunk.refresh_from_db()
     negative = two_generator_campaign.originals.get(text__startswith="This dull film")
     recorded = chunk.outcomes[str(negative.pk)]
-    assert any(item["generator"] == "causal-negation" for item in recorded["skipped"])
+    assert {"generator", "reason", "not_for_label"} <= set(
+        next(item for item in recorded["skipped"] if item["generator"] == "causal-negation")
+    )
     status = status_of(two_generator_campaign, negative)
     assert status.state == GenerationState.GENERATED
     assert status.made == recorded["made"]

@@ -312,6 +312,22 @@ def test_api_generation_status_per_original(api_client, campaign):
     assert api_client.get(url, {"empty": "maybe"}).status_code == 400
 
 
+def test_api_generation_status_says_which_skips_were_not_for_the_label(api_client, campaign):
+    kept, _, _ = campaign.originals.order_by("id")
+    make_candidate(kept)
+    run = GenerationRun.objects.create(campaign=campaign, chunk_size=3, chunks_total=1)
+    skip = {"generator": "causal-strengthen", "reason": "label 'causal' is not one it converts"}
+    run.chunks.create(
+        index=0,
+        original_ids=[kept.pk],
+        state="done",
+        outcomes={str(kept.pk): {"made": 1, "skipped": [{**skip, "not_for_label": True}]}},
+    )
+    url = f"/api/campaigns/{campaign.id}/generation-status/"
+    first = api_client.get(url).json()["results"][0]
+    assert first["skipped"] == [{**skip, "not_for_label": True}]
+
+
 def test_api_generation_status_is_owner_scoped(api_client, other_researcher, campaign):
     from rest_framework.test import APIClient
 

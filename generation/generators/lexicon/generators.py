@@ -119,8 +119,8 @@ class LexiconGenerator(abc.ABC):
     ) -> GeneratorOutput:
         output = GeneratorOutput()
 
-        def skip(original: OriginalRecord, reason: str) -> None:
-            output.skipped.append(Skipped(original.key, reason))
+        def skip(original: OriginalRecord, reason: str, *, not_for_label: bool = False) -> None:
+            output.skipped.append(Skipped(original.key, reason, not_for_label=not_for_label))
             context.advance(1)
 
         # 1. Admit originals with a sentiment label and a perturbable English sentence.
@@ -128,7 +128,7 @@ class LexiconGenerator(abc.ABC):
         for original in originals:
             polarity = self._polarity(original.label)
             if polarity is None:
-                skip(original, self._label_problem(original.label))
+                skip(original, self._label_problem(original.label), not_for_label=True)
                 continue
             problem = input_problem(original.text)
             doc = None

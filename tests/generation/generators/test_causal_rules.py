@@ -524,6 +524,14 @@ def test_only_originals_with_a_source_label_are_converted(parses):
     assert output.skipped[0].reason == (
         "label 'correlational' is not one causal-negation converts (causal)"
     )
+    assert output.skipped[0].not_for_label
+
+
+def test_a_skip_for_the_text_is_not_one_for_the_label(parses):
+    """A causal sentence the rules cannot edit was tried: not `not_for_label`."""
+    output = run(CausalNegation(), "   ", label="causal", parses=parses)
+    (skipped,) = output.skipped
+    assert skipped.reason == "empty text" and not skipped.not_for_label
 
 
 def test_other_label_names_are_a_setting(parses):

@@ -564,6 +564,8 @@ def test_bad_input_gives_no_candidate_and_a_reason(generator_name, context):
     assert reasons["no-opinion"] == "no opinion word or negation in the text"
     assert reasons["disagrees"] == "no opinion term agrees with the label (positive)"
     assert "neither positive" in reasons["nli"] and "positive_labels" in reasons["nli"]
+    not_for_label = {item.original_key for item in output.skipped if item.not_for_label}
+    assert not_for_label == {"nli"}
     assert sum(progress) == len(originals)
 
 

@@ -12,6 +12,7 @@ it should, which selection weighs against diversity (selection.md §2).
 
 from __future__ import annotations
 
+import collections
 import functools
 import math
 from collections.abc import Mapping, Sequence
@@ -226,6 +227,70 @@ def predict_out_of_fold(
         for i, prediction in zip(targets, found, strict=True):
             predictions[i] = prediction
     return predictions
+
+
+@dataclass(frozen=True)
+class BaselineCheck:
+    """How well the baseline labels originals it never saw: `right` of `of` originals,
+    each predicted by the fold model fitted without its group, next to `majority`, how
+    many the campaign's most common label alone gets right. A baseline no better than
+    the majority label says little about which candidates flip theirs."""
+
+    right: int
+    of: int
+    majority: int
+
+    @property
+    def accuracy(self) -> float:
+        return self.right / self.of if self.of else 0.0
+
+    @property
+    def majority_share(self) -> float:
+        return self.majority / self.of if self.of else 0.0
+
+    @property
+    def better_than_majority(self) -> bool:
+        return self.right > self.majority
+
+
+def check_out_of_fold(
+    rows: Sequence[LabeledText],
+    *,
+    pair_task: bool,
+    sentiment_lexicon: bool,
+    folds: int = 5,
+    seed: int = 0,
+) -> BaselineCheck | None:
+    """The baseline's out-of-fold accuracy on the originals among `rows`, with the fold
+    models `predict_out_of_fold` uses (cached: after it, this costs one prediction per
+    part). A part whose other rows hold one label is left out of the count, since the
+    fallback model saw it. None with fewer than two labels or two groups."""
+    rows = tuple(rows)
+    if len({row.label for row in rows}) < 2:
+        return None
+    lexicon = sentiment_lexicon and _fold_model(rows, None, 1, pair_task, True, seed).uses_lexicon
+    part_of, parts = _parts(rows, folds)
+    if parts < 2:
+        return None
+    right = of = 0
+    labels: collections.Counter[str] = collections.Counter()
+    for part in range(parts):
+        rest = {row.label for row in rows if part_of[row.group] != part}
+        held = [row for row in rows if part_of[row.group] == part and not row.counterfactual]
+        if len(rest) < 2 or not held:
+            continue
+        classifier = _fold_model(rows, part, parts, pair_task, lexicon, seed)
+        found = classifier.predict(
+            [row.text for row in held], [row.context for row in held] if pair_task else None
+        )
+        right += sum(
+            prediction.label == row.label for prediction, row in zip(found, held, strict=True)
+        )
+        of += len(held)
+        labels.update(row.label for row in held)
+    if not of:
+        return None
+    return BaselineCheck(right=right, of=of, majority=labels.most_common(1)[0][1])
 
 
 @functools.lru_cache(maxsize=4)

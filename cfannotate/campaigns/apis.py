@@ -35,7 +35,9 @@ class CampaignOutputSerializer(serializers.ModelSerializer):
             "labels",
             "created_at",
             *SETTING_FIELDS,
+            "flip_classifier_check",
         ]
+        read_only_fields = ["flip_classifier_check"]
 
 
 class CampaignListApi(APIView):

@@ -112,6 +112,10 @@ class Campaign(models.Model):
         help_text="How much selection favours candidates predicted to change the label, "
         "against diversity; 0 selects for diversity alone.",
     )
+    # Not a setting: how well the built-in baseline labeled the originals it did not learn
+    # from when it last predicted ({"right", "of", "majority"}; empty: never checked),
+    # written by `candidates.predictions.candidates_predict`.
+    flip_classifier_check = models.JSONField(default=dict, blank=True, editable=False)
 
     # Labeling (Appendix C.2).
     training_rounds = models.PositiveSmallIntegerField(

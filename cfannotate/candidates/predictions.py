@@ -158,6 +158,29 @@ def baseline_label_problem(campaign: Campaign) -> str | None:
     )
 
 
+def baseline_check_note(campaign: Campaign) -> tuple[str, bool] | None:
+    """What the review page says of the built-in baseline's last check, and whether it is
+    a warning (no better than the most common label); None where the baseline is not the
+    campaign's classifier or was never checked (`candidates_predict`)."""
+    check = campaign.flip_classifier_check or {}
+    if campaign.flip_classifier != FlipClassifier.BASELINE or not check.get("of"):
+        return None
+    right, of, majority = check["right"], check["of"], check["majority"]
+    note = (
+        f"The built-in classifier gives {right} of {counted(of, 'original')} "
+        f"({right / of:.0%}) their label when it has not learned from them; the most "
+        f"common label alone is right on {majority} ({majority / of:.0%})."
+    )
+    if right > majority:
+        return note, False
+    return note + (
+        " Its predicted flips say little yet, and selection still weighs them (flip "
+        f"weight {campaign.flip_weight:g}): add originals, label counterfactuals (gold "
+        "rounds), upload your own predictions, name a classifier model in Settings → "
+        "Selection, or set the flip weight to 0 there."
+    ), True
+
+
 def label_classifier(campaign: Campaign):
     """The campaign's classifier, ready to predict; None where it computes nothing (none,
     uploaded) or the baseline has fewer than two labels among the texts it learns from.
@@ -199,7 +222,7 @@ def candidates_predict(*, campaign: Campaign, candidates: Sequence[Candidate] | 
     near-copy of x x's label back, and no edit ever looks like a flip.
     Uploaded predictions are never overwritten by a computed one.
     """
-    from generation.label_classifiers import BASELINE, predict_out_of_fold
+    from generation.label_classifiers import BASELINE, check_out_of_fold, predict_out_of_fold
 
     if campaign.flip_classifier in (FlipClassifier.NONE, FlipClassifier.UPLOADED):
         return 0
@@ -226,6 +249,15 @@ def candidates_predict(*, campaign: Campaign, candidates: Sequence[Candidate] | 
             contexts,
             [str(row.original_id) for row in rows],
             sentiment_lexicon=_uses_lexicon(campaign),
+        )
+        check = check_out_of_fold(
+            training, pair_task=campaign.is_pair_task, sentiment_lexicon=_uses_lexicon(campaign)
+        )
+        campaign.flip_classifier_check = (
+            {"right": check.right, "of": check.of, "majority": check.majority} if check else {}
+        )
+        Campaign.objects.filter(pk=campaign.pk).update(
+            flip_classifier_check=campaign.flip_classifier_check
         )
     else:
         classifier = label_classifier(campaign)

@@ -196,6 +196,7 @@ def _review_context(request, campaign, *, message: str = "", error=None) -> tupl
         context["error"] = InvalidInput("Some filters are invalid.", fields=fields)
         return context, 400
     context["classifier_problem"] = predictions.baseline_label_problem(campaign)
+    context["classifier_check"] = predictions.baseline_check_note(campaign)
     filters = form.filters()
     rows = selectors.candidates_filtered(campaign, filters)
     page = Paginator(rows, REVIEW_PER_PAGE).get_page(request.GET.get("page"))

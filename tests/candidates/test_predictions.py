@@ -202,6 +202,57 @@ def test_the_review_page_says_why_there_are_no_predictions(client, researcher, c
     assert "No label predictions" not in client.get(review).content.decode()
 
 
+def test_the_review_page_says_how_well_the_baseline_labels_unseen_originals(
+    client, researcher, campaign
+):
+    """Each prediction stores the baseline's out-of-fold check on the originals; the review
+    page reads it, and warns where the baseline is no better than the most common label."""
+    review = reverse("candidate-review", args=[campaign.id])
+    client.force_login(researcher)
+    assert 'id="classifier-check"' not in client.get(review).content.decode()  # never checked
+    make_candidate(campaign.originals.get(text="A great film."), text="A dull film.")
+    candidates_predict(campaign=campaign)
+    campaign.refresh_from_db()
+    check = campaign.flip_classifier_check
+    assert check["of"] == 6 and check["majority"] == 3 and 0 <= check["right"] <= 6
+    page = " ".join(html.unescape(client.get(review).content.decode()).split())
+    assert f"gives {check['right']} of 6 originals" in page
+    assert "the most common label alone is right on 3 (50%)" in page
+    # Stated for a weak baseline: a warning naming what to do.
+    Campaign.objects.filter(pk=campaign.pk).update(
+        flip_classifier_check={"right": 2, "of": 8, "majority": 3}
+    )
+    page = " ".join(html.unescape(client.get(review).content.decode()).split())
+    assert '<p class="notice" id="classifier-check">' in page
+    assert "gives 2 of 8 originals (25%)" in page and "set the flip weight to 0" in page
+    Campaign.objects.filter(pk=campaign.pk).update(
+        flip_classifier_check={"right": 7, "of": 8, "majority": 4}
+    )
+    page = " ".join(html.unescape(client.get(review).content.decode()).split())
+    assert '<p class="meta" id="classifier-check">' in page and "flip weight" not in page
+    # Another classifier: the baseline's check says nothing about it.
+    Campaign.objects.filter(pk=campaign.pk).update(flip_classifier=FlipClassifier.UPLOADED)
+    assert 'id="classifier-check"' not in client.get(review).content.decode()
+
+
+def test_the_api_gives_the_baseline_check_read_only(api_client, campaign):
+    Campaign.objects.filter(pk=campaign.pk).update(
+        flip_classifier_check={"right": 5, "of": 6, "majority": 3}
+    )
+    url = f"/api/campaigns/{campaign.id}/"
+    assert api_client.get(url).json()["flip_classifier_check"] == {
+        "right": 5,
+        "of": 6,
+        "majority": 3,
+    }
+    patched = api_client.patch(
+        f"/api/campaigns/{campaign.id}/update/",
+        {"settings": {"flip_classifier_check": {"right": 6}}},
+        format="json",
+    )
+    assert patched.status_code == 400 and "flip_classifier_check" in patched.json()["fields"]
+
+
 def test_a_model_classifier_needs_its_directory_named(campaign):
     with pytest.raises(ValidationError) as caught:
         campaign_update(campaign=campaign, settings={"flip_classifier": "model"})

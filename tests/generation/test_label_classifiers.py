@@ -11,6 +11,7 @@ from generation.label_classifiers import (
     LabeledText,
     LabelPrediction,
     ModelDirectoryClassifier,
+    check_out_of_fold,
     flip_scores,
     predict_out_of_fold,
     uploaded_predictions,
@@ -155,6 +156,39 @@ def test_out_of_fold_falls_back_to_every_row_and_else_predicts_nothing():
     assert predict_out_of_fold(one_label, ["a film"], None, ["a"], sentiment_lexicon=False) == [
         None
     ]
+
+
+def test_the_check_counts_originals_a_model_never_saw_against_the_majority_label():
+    label_classifiers.fold_models_clear()
+    words = _rows(12, counterfactuals=4)
+    check = check_out_of_fold(words, pair_task=False, sentiment_lexicon=False, folds=3)
+    # The 12 originals only (the 4 counterfactuals are not counted), 6 of each label.
+    assert (check.of, check.majority) == (12, 6)
+    assert check.right == 12 and check.better_than_majority and check.accuracy == 1.0
+    # Labels that the words do not carry: no better than the most common label.
+    shuffled = [
+        LabeledText(f"film review number{i}", "positive" if i % 3 else "negative", group=f"s{i}")
+        for i in range(12)
+    ]
+    noise = check_out_of_fold(shuffled, pair_task=False, sentiment_lexicon=False, folds=3)
+    assert (noise.of, noise.majority) == (12, 8)
+    assert noise.right <= noise.majority and not noise.better_than_majority
+
+
+def test_the_check_leaves_out_parts_the_fallback_model_saw_and_needs_two_labels():
+    rows = [
+        LabeledText("a great film", "positive", group="a"),
+        LabeledText("great acting", "positive", group="b"),
+        LabeledText("a terrible film", "negative", group="c"),
+    ]
+    # Leaving "c" out leaves one label, so its part would be predicted by a model that saw
+    # it: only "a" and "b" are counted.
+    check = check_out_of_fold(rows, pair_task=False, sentiment_lexicon=False, folds=3)
+    assert check is not None and check.of == 2
+    one_label = check_out_of_fold(rows[:2], pair_task=False, sentiment_lexicon=False)
+    assert one_label is None
+    one_group = [LabeledText("x", "positive", group="a"), LabeledText("y", "negative", group="a")]
+    assert check_out_of_fold(one_group, pair_task=False, sentiment_lexicon=False) is None
 
 
 def test_a_prediction_without_probabilities_reads_them_from_its_confidence():

@@ -158,6 +158,26 @@ def baseline_label_problem(campaign: Campaign) -> str | None:
     )
 
 
+def baseline_is_weak(campaign: Campaign) -> bool:
+    """The built-in baseline is the classifier, and its last check on the originals it did
+    not learn from got no more of them right than the most common label alone."""
+    check = campaign.flip_classifier_check or {}
+    return (
+        campaign.flip_classifier == FlipClassifier.BASELINE
+        and bool(check.get("of"))
+        and check["right"] <= check["majority"]
+    )
+
+
+def selection_flip_weight(campaign: Campaign) -> float:
+    """How much selection favours predicted flips: the campaign's `flip_weight`; 0 without
+    a classifier, and 0 while the baseline is weak (`baseline_is_weak`), whose predicted
+    flips are noise that would only push diverse candidates out."""
+    if campaign.flip_classifier == FlipClassifier.NONE or baseline_is_weak(campaign):
+        return 0.0
+    return campaign.flip_weight
+
+
 def baseline_check_note(campaign: Campaign) -> tuple[str, bool] | None:
     """What the review page says of the built-in baseline's last check, and whether it is
     a warning (no better than the most common label); None where the baseline is not the
@@ -171,13 +191,13 @@ def baseline_check_note(campaign: Campaign) -> tuple[str, bool] | None:
         f"({right / of:.0%}) their label when it has not learned from them; the most "
         f"common label alone is right on {majority} ({majority / of:.0%})."
     )
-    if right > majority:
+    if not baseline_is_weak(campaign):
         return note, False
     return note + (
-        " Its predicted flips say little yet, and selection still weighs them (flip "
-        f"weight {campaign.flip_weight:g}): add originals, label counterfactuals (gold "
-        "rounds), upload your own predictions, name a classifier model in Settings → "
-        "Selection, or set the flip weight to 0 there."
+        " Its predicted flips say nothing yet, so selection leaves them out and picks for "
+        "diversity alone until it does better: add originals, label counterfactuals (gold "
+        "rounds), upload your own predictions, or name a classifier model in Settings → "
+        "Selection."
     ), True
 
 

@@ -3,8 +3,9 @@
 Per original, the fluent candidates (not `global` rewrites) are ranked by
 `generation.selection` (facility location on 1 - D_L with the campaign's weights, ties
 to the more fluent; predicted flips weighed in by `Campaign.flip_weight` where the
-campaign has a classifier in the loop) and the chosen ones are grouped into units of
-three, the size of a round.
+campaign has a classifier in the loop that does better than the most common label,
+`candidates.predictions.selection_flip_weight`) and the chosen ones are grouped into
+units of three, the size of a round.
 """
 
 import logging
@@ -13,9 +14,9 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import Q
 
-from cfannotate.campaigns.models import Campaign, FlipClassifier
+from cfannotate.campaigns.models import Campaign
 from cfannotate.candidates.models import Candidate, CandidateSource, CandidateStatus, ControlCode
-from cfannotate.candidates.predictions import candidates_predict
+from cfannotate.candidates.predictions import candidates_predict, selection_flip_weight
 from cfannotate.core.exceptions import Conflict, InvalidInput
 from cfannotate.labeling.models import GoldRound, LabelingUnit, Round, UnitItem
 
@@ -84,7 +85,7 @@ def units_create_from_selection(*, campaign: Campaign) -> SelectionSummary:
         fluency=fluency,
         groups=[str(candidate.original_id) for candidate in pool],
         flip=flip_scores_of(pool),
-        flip_weight=campaign.flip_weight if campaign.flip_classifier != FlipClassifier.NONE else 0,
+        flip_weight=selection_flip_weight(campaign),
     )
     units = items = 0
     with transaction.atomic():

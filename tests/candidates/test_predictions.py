@@ -224,12 +224,12 @@ def test_the_review_page_says_how_well_the_baseline_labels_unseen_originals(
     )
     page = " ".join(html.unescape(client.get(review).content.decode()).split())
     assert '<p class="notice" id="classifier-check">' in page
-    assert "gives 2 of 8 originals (25%)" in page and "set the flip weight to 0" in page
+    assert "gives 2 of 8 originals (25%)" in page and "for diversity alone" in page
     Campaign.objects.filter(pk=campaign.pk).update(
         flip_classifier_check={"right": 7, "of": 8, "majority": 4}
     )
     page = " ".join(html.unescape(client.get(review).content.decode()).split())
-    assert '<p class="meta" id="classifier-check">' in page and "flip weight" not in page
+    assert '<p class="meta" id="classifier-check">' in page and "diversity alone" not in page
     # Another classifier: the baseline's check says nothing about it.
     Campaign.objects.filter(pk=campaign.pk).update(flip_classifier=FlipClassifier.UPLOADED)
     assert 'id="classifier-check"' not in client.get(review).content.decode()
@@ -301,6 +301,33 @@ def test_selection_favours_predicted_flips_by_the_campaigns_weight(campaign):
 
     assert chosen(0.0) == {copies[0].pk}  # diversity alone: the most central candidate
     assert chosen(1.0) == {flip.pk}  # the predicted flip
+
+
+def test_selection_leaves_out_the_flips_of_a_baseline_no_better_than_the_majority(campaign):
+    """The baseline's predictions (stored, as generation stores them) favour the flip while
+    its last check beat the most common label, and count for nothing once it did not."""
+    original = campaign.originals.get(text="A great film.")
+    positive, negative = (campaign.labels.get(value=v) for v in ("positive", "negative"))
+    copies = [_candidate(original, f"A good film {i}.", {"great"}, {"good"}) for i in range(3)]
+    flip = _candidate(original, "A great film, not.", set(), {"not"}, code="negation")
+    for candidate, label in [*((c, positive) for c in copies), (flip, negative)]:
+        candidate.predicted_label, candidate.predicted_confidence = label, 0.9
+        candidate.prediction_source = "baseline"
+        candidate.save()
+
+    def chosen(check: dict) -> set[int]:
+        LabelingUnit.objects.filter(campaign=campaign).delete()
+        Candidate.objects.filter(campaign=campaign).update(status="generated")
+        Campaign.objects.filter(pk=campaign.pk).update(
+            flip_weight=1.0, selected_per_original=1, flip_classifier_check=check
+        )
+        campaign.refresh_from_db()
+        units_create_from_selection(campaign=campaign)
+        return set(Candidate.objects.filter(status="selected").values_list("pk", flat=True))
+
+    assert chosen({"right": 5, "of": 6, "majority": 3}) == {flip.pk}
+    assert chosen({"right": 3, "of": 6, "majority": 3}) == {copies[0].pk}  # diversity alone
+    assert chosen({}) == {flip.pk}  # never checked: the campaign's weight, as before
 
 
 def test_uploading_predictions_through_the_api_shows_them_in_the_candidate_list(

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from django.db.models import Count, F, QuerySet, Sum
+from django.utils import timezone
 
-from cfannotate.campaigns.models import Campaign
+from cfannotate.campaigns.models import Campaign, CampaignStatus
 from cfannotate.core.exceptions import NotFound
 from cfannotate.crowd.models import (
     InvitationLink,
@@ -19,6 +20,7 @@ from cfannotate.crowd.models import (
     Publication,
     Worker,
 )
+from cfannotate.labeling.assignments import rounds_come_back
 from cfannotate.labeling.highlight import Segment, change_segments
 from cfannotate.labeling.models import (
     Assignment,
@@ -30,6 +32,7 @@ from cfannotate.labeling.models import (
 )
 
 REVIEW_QUEUE_SIZE = 50
+ALL_TAKEN_NOW = "Other workers are doing every open round of this task right now."
 RECENT_ACTIONS = 15
 # The time estimate from past rounds needs this many, and reads at most the latest ones.
 ESTIMATE_MIN_ROUNDS = 5
@@ -215,6 +218,9 @@ class SessionFacts:
     minutes: int | None  # about how long, when something says so
     minutes_source: str  # "platform" (the study's estimate) or "past" (median of past rounds)
     pay: str  # e.g. "US$2.50"; empty when no platform publication states it
+    # For a worker new to the task: other workers hold every open round now, and when
+    # some may come back (empty otherwise). Said before Start, not after it.
+    all_taken: str = ""
 
 
 def _median_round_seconds(campaign: Campaign) -> float | None:
@@ -230,17 +236,29 @@ def _median_round_seconds(campaign: Campaign) -> float | None:
     return statistics.median(seconds) if len(seconds) >= ESTIMATE_MIN_ROUNDS else None
 
 
-def _rounds_for_a_new_worker(campaign: Campaign) -> int:
+def _all_taken(campaign: Campaign) -> str:
+    """Why a new worker gets nothing now although the task is open and unfinished: every
+    open unit is claimed by workers who may still submit; empty otherwise."""
+    if campaign.status != CampaignStatus.LABELING:
+        return ""
+    if not LabelingUnit.objects.filter(
+        campaign=campaign, completed__lt=F("judgments_needed")
+    ).exists():
+        return ""
+    return f"{ALL_TAKEN_NOW} {rounds_come_back(campaign, timezone.now())}"
+
+
+def _rounds_for_a_new_worker(campaign: Campaign) -> tuple[int, str]:
     """The rounds a worker starting now is given: the campaign's numbers, fewer where
     fewer units are open or fewer gold and training rounds are active (the end of a
-    campaign, a first gold round or two). All of them while nothing is open, which the
-    start then explains."""
+    campaign, a first gold round or two). All of them while nothing is open, with why
+    (`_all_taken`)."""
     real = min(
         campaign.rounds_per_assignment,
         LabelingUnit.objects.filter(campaign=campaign, claims__lt=F("judgments_needed")).count(),
     )
     if real == 0:
-        return campaign.training_rounds + campaign.rounds_total
+        return campaign.training_rounds + campaign.rounds_total, _all_taken(campaign)
     active = dict(
         GoldRound.objects.filter(campaign=campaign, is_active=True)
         .order_by()
@@ -249,13 +267,13 @@ def _rounds_for_a_new_worker(campaign: Campaign) -> int:
     )
     gold = min(campaign.gold_rounds_per_assignment, active.get(GoldKind.GOLD, 0))
     training = min(campaign.training_rounds, active.get(GoldKind.TRAINING, 0))
-    return training + real + gold
+    return training + real + gold, ""
 
 
 def session_facts(campaign: Campaign, publication: Publication | None = None) -> SessionFacts:
     """Rounds, time and pay for one assignment of `campaign`, entered through `publication`
     (None: an invitation or personal link, which states no pay)."""
-    rounds = _rounds_for_a_new_worker(campaign)
+    rounds, all_taken = _rounds_for_a_new_worker(campaign)
     minutes, source, pay = None, "", ""
     options = publication.options if publication is not None else {}
     if publication is not None and publication.platform == Platform.MTURK and options.get("reward"):
@@ -270,7 +288,9 @@ def session_facts(campaign: Campaign, publication: Publication | None = None) ->
         median = _median_round_seconds(campaign)
         if median is not None:
             minutes, source = max(1, math.ceil(median * rounds / 60)), "past"
-    return SessionFacts(rounds=rounds, minutes=minutes, minutes_source=source, pay=pay)
+    return SessionFacts(
+        rounds=rounds, minutes=minutes, minutes_source=source, pay=pay, all_taken=all_taken
+    )
 
 
 def publication_of(campaign: Campaign, publication_id: int) -> Publication:

@@ -161,7 +161,8 @@ def _join(request: HttpRequest, campaign: Campaign, link: InvitationLink | None)
             return _join_page(request, campaign, Conflict.status_code, used_up=message)
         raise Conflict(message)
     if request.method == "GET":
-        return _join_page(request, campaign)
+        # A worker this browser already started may have rounds of their own to resume.
+        return _join_page(request, campaign, returning=bool(worker_id))
     worker_id = worker_id or ANONYMOUS_PREFIX + secrets.token_urlsafe(12)
     outcome = provider_for(Platform.LINK).entry(
         source=link or campaign, params={"worker": worker_id}
@@ -207,6 +208,7 @@ def join_personal(request: HttpRequest, token: str) -> HttpResponse:
                 "campaign": link.campaign,
                 "personal": link,
                 "facts": session_facts(link.campaign),
+                "returning": True,  # the named worker may have rounds of their own
             }
             return TemplateResponse(request, "crowd/join.html", context)
         outcome = provider_for(Platform.LINK).entry(source=link, params={})

@@ -79,6 +79,12 @@ def _no_work_left(campaign: Campaign, worker: "Worker", now: datetime) -> NoWork
     ).exclude(id__in=seen)
     if not unfinished.exists():
         return NoWorkLeft(NO_WORK_LEFT, come_back=NO_NEED)
+    return NoWorkLeft(ALL_TAKEN, come_back=rounds_come_back(campaign, now))
+
+
+def rounds_come_back(campaign: Campaign, now: datetime) -> str:
+    """When rounds that other workers hold may come back, in one sentence: when the first
+    of their leases ends (units return to the pool unsubmitted), else a whole lease."""
     lease_end = (
         Assignment.objects.filter(campaign=campaign, state=AssignmentState.ACTIVE)
         .order_by("lease_expires_at")
@@ -88,12 +94,9 @@ def _no_work_left(campaign: Campaign, worker: "Worker", now: datetime) -> NoWork
     minutes = campaign.lease_minutes
     if lease_end is not None:
         minutes = max(1, math.ceil((lease_end - now).total_seconds() / 60))
-    return NoWorkLeft(
-        ALL_TAKEN,
-        come_back=(
-            f"If some of them stop, their rounds come back: try again in about {minutes} "
-            f"minute{'s' if minutes != 1 else ''}."
-        ),
+    return (
+        f"If some of them stop, their rounds come back: try again in about {minutes} "
+        f"minute{'s' if minutes != 1 else ''}."
     )
 
 

@@ -7,6 +7,7 @@ from xml.etree import ElementTree
 
 import pytest
 from botocore.exceptions import EndpointConnectionError
+from django.db.models import F
 from django.test import Client
 from django.urls import reverse
 
@@ -240,6 +241,16 @@ def test_preview_shows_instructions_and_an_example_and_claims_nothing(client, ca
     assert not LabelingUnit.objects.filter(claims__gt=0).exists()
     assert "frame-ancestors 'self' https://www.mturk.com" in response["Content-Security-Policy"]
     assert "X-Frame-Options" not in response
+    assert "data-all-taken" not in page
+
+
+def test_a_preview_says_before_accepting_when_other_workers_hold_every_round(client, campaign):
+    publication = make_mturk_publication(campaign)
+    LabelingUnit.objects.filter(campaign=campaign).update(claims=F("judgments_needed"))
+    preview = entry_path(publication, assignmentId="ASSIGNMENT_ID_NOT_AVAILABLE", hitId="HIT1")
+    page = client.get(preview).content.decode()
+    assert "Other workers are doing every open round of this task right now." in page
+    assert "try again in about" in page
 
 
 def test_entry_binds_the_platform_ids_and_a_reload_resumes(client, campaign):

@@ -340,3 +340,22 @@ def test_no_work_while_others_hold_the_last_rounds_says_when_to_try_again(client
     page = Client().post(url).content.decode()
     assert "other workers are doing the last rounds" in page
     assert "try again in about" in page and "minutes." in page
+
+
+def test_the_invitation_page_says_all_rounds_are_taken_before_start(client):
+    """A new worker reads it before clicking Start; the worker this browser already
+    started is not told, since Start resumes their own rounds."""
+    campaign = make_labeling_campaign(units=1, k=1, lease_minutes=30)
+    url = reverse("join", kwargs={"token": join_token(campaign.id)})
+    fresh = Client().get(url).content.decode()
+    assert "data-all-taken" not in fresh  # the unit is still open
+    assert client.post(url).status_code == 302
+    page = Client().get(url).content.decode()
+    assert "Other workers are doing every open round of this task right now." in page
+    assert "try again in about 30 minutes." in page
+    assert "Up to <strong>" in page  # the campaign's numbers, not rounds open now
+    assert "data-all-taken" not in client.get(url).content.decode()  # the worker who holds it
+    # Done, or not open: nothing comes back, and Start says why.
+    campaign.status = "paused"
+    campaign.save(update_fields=["status"])
+    assert "data-all-taken" not in Client().get(url).content.decode()

@@ -245,10 +245,6 @@ class BaselineCheck:
         return self.right / self.of if self.of else 0.0
 
     @property
-    def majority_share(self) -> float:
-        return self.majority / self.of if self.of else 0.0
-
-    @property
     def better_than_majority(self) -> bool:
         return self.right > self.majority
 

@@ -192,6 +192,21 @@ def _coerce(name: str, value, hint):
 _NON_LATIN_LETTER = re.compile(r"[^\W\d_a-zA-Z\u00C0-\u024F]")
 
 
+# Of a text without function words, the share of words an English word list must know
+# for it to count as English. On our examples, terse English reviews and claims score
+# 1.0; French, German, Spanish and Italian sentences 0.0 to 0.2 ("film", "mit").
+ENGLISH_WORD_SHARE = 0.75
+
+
+def _mostly_english_words(words: Sequence[str]) -> bool:
+    from generation.sanity import word_list  # loaded once, only for texts that need it
+
+    known = word_list()
+    if not known:  # no word list installed: the function-word test alone decides
+        return False
+    return sum(word in known for word in words) >= ENGLISH_WORD_SHARE * len(words)
+
+
 def input_problem(
     text: str,
     doc: Doc | None = None,
@@ -202,8 +217,11 @@ def input_problem(
     """Why a text cannot be perturbed by a sentence-level English method, or None.
 
     Cheap checks every generator runs first: empty text, too long, not English
-    (mostly non-Latin letters, or four or more words with not one English
-    function word), and, when a parse is given, no verb at all for the methods that
+    (mostly non-Latin letters, or four or more words with not one English function
+    word, unless an English word list knows at least three in four of them: terse
+    English has no function words either, "Great acting, terrible plot, awful music.",
+    "Poor sleep quality predicted higher blood pressure."), and, when a parse is
+    given, no verb at all for the methods that
     edit a clause (`needs_verb`: negation and strengthening, concept-steered
     rewriting). Word and span editors (Polyjuice's infilling, lexicon removal and
     replacement) pass `needs_verb=False`: verbless texts are common and easy to edit
@@ -217,7 +235,8 @@ def input_problem(
     if sum(1 for character in letters if _NON_LATIN_LETTER.match(character)) > len(letters) / 2:
         return "not English: mostly non-Latin script"
     words = re.findall(r"[A-Za-z\u00C0-\u024F']+", text.lower())
-    if len(words) >= 4 and not any(word in STOP_WORDS for word in words):
+    no_function_word = len(words) >= 4 and not any(word in STOP_WORDS for word in words)
+    if no_function_word and not _mostly_english_words(words):
         return "not English: no English function words"
     if doc is not None:
         if len(doc) > max_tokens:

@@ -39,14 +39,33 @@ def test_options_are_checked_before_anything_runs():
         ("12345 !!!", "no words"),
         ("Это очень хороший фильм", "non-Latin"),
         ("Der Hund bellt sehr laut heute", "function words"),
+        ("Ce film est vraiment très mauvais", "function words"),
+        ("Questo film è davvero brutto.", "function words"),
+        ("Lorem ipsum dolor sit amet consectetur.", "function words"),
     ],
 )
 def test_input_problems_have_reasons(text, reason):
     assert reason in input_problem(text)
 
 
-def test_an_ordinary_sentence_has_no_problem():
-    assert input_problem("The movie was great.") is None
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The movie was great.",
+        # Terse English without one function word: the word list knows its words.
+        "Great acting, terrible plot, awful music.",
+        "Poor sleep quality predicted higher blood pressure.",
+    ],
+)
+def test_an_ordinary_sentence_has_no_problem(text):
+    assert input_problem(text) is None
+
+
+def test_without_a_word_list_the_function_words_decide(monkeypatch):
+    from generation import sanity
+
+    monkeypatch.setattr(sanity, "word_list", lambda: frozenset())
+    assert "function words" in input_problem("Great acting, terrible plot, awful music.")
 
 
 def test_option_problems_name_every_option_at_fault():

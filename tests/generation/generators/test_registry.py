@@ -55,6 +55,7 @@ def test_input_problems_have_reasons(text, reason):
         # Terse English without one function word: the word list knows its words.
         "Great acting, terrible plot, awful music.",
         "Poor sleep quality predicted higher blood pressure.",
+        "Don't watch Edel & Starck.",  # a contracted function word
     ],
 )
 def test_an_ordinary_sentence_has_no_problem(text):

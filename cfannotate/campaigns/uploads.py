@@ -37,12 +37,22 @@ _GUESSES = {
         "reviewid",
         "originalid",
     ),
-    "label": ("label", "goldlabel", "sentiment", "polarity", "class", "category", "target", "y"),
-    "context": ("context", "premise", "sentence1", "question1", "q1", "passage"),
+    "label": (
+        "label",
+        "goldlabel",
+        "sentiment",
+        "polarity",
+        "isduplicate",  # QQP
+        "class",
+        "category",
+        "target",
+        "y",
+    ),
+    "context": ("context", "premise", "sentence1", "question1", "q1", "1string", "passage"),
     "text": ("text", "sentence", "review", "content", "comment", "tweet", "body", "document"),
 }
 # In pair tasks the perturbed field is the second one (NLI hypothesis, SNLI's sentence2).
-_PAIR_TEXT_GUESSES = ("hypothesis", "sentence2", "question2", "q2")
+_PAIR_TEXT_GUESSES = ("hypothesis", "sentence2", "question2", "q2", "2string")  # MRPC: #2 String
 
 
 def _key(name: str) -> str:

@@ -67,6 +67,16 @@ def test_a_sentiment_csv_is_mapped_by_its_header_and_imported_with_extra_columns
             ["Premise", "Hypothesis", "label"],
             {"id": None, "context": "Premise", "text": "Hypothesis", "label": "label"},
         ),
+        # QQP (GLUE)
+        (
+            ["id", "qid1", "qid2", "question1", "question2", "is_duplicate"],
+            {"id": "id", "context": "question1", "text": "question2", "label": "is_duplicate"},
+        ),
+        # MRPC: its label column, "Quality", is too vague a name to guess
+        (
+            ["Quality", "#1 ID", "#2 ID", "#1 String", "#2 String"],
+            {"id": None, "context": "#1 String", "text": "#2 String", "label": None},
+        ),
     ],
 )
 def test_pair_task_guesses(nli, header, expected):

@@ -82,9 +82,20 @@ def test_a_worker_labels_a_whole_assignment(live_server, page):
     assert page.console_errors == [], page.console_errors
 
 
+def _key_hint(page) -> str:
+    """What the current item's legend adds after its name (the keyboard hint, or none)."""
+    return page.evaluate(
+        """() => getComputedStyle(
+            document.querySelector('.cf-item[aria-current="true"] legend'), '::after'
+        ).content"""
+    )
+
+
 def test_the_round_page_fits_a_phone(live_server, browser):
     campaign = make_labeling_campaign(units=2, rounds_per_assignment=1)
-    context = browser.new_context(viewport={"width": 360, "height": 740}, is_mobile=True)
+    context = browser.new_context(
+        viewport={"width": 360, "height": 740}, is_mobile=True, has_touch=True
+    )
     page = context.new_page()
     page.goto(live_server.url + reverse("join", kwargs={"token": join_token(campaign.id)}))
     page.get_by_role("button", name="Start").click()
@@ -95,6 +106,14 @@ def test_the_round_page_fits_a_phone(live_server, browser):
     # Every choice is a labelled radio button a screen reader can name.
     assert page.get_by_role("radiogroup").count() == 6
     assert page.get_by_role("radio", name="Valid", exact=True).count() == 3
+    # A touch screen gets no hint about keys; a desktop browser on the same round does.
+    page.locator("[data-item]").first.tap()
+    assert _key_hint(page) == "none"
+    desktop = browser.new_context().new_page()
+    desktop.goto(page.url)
+    desktop.locator("[data-item]").first.click()
+    assert "keys answer this one" in _key_hint(desktop)
+    desktop.context.close()
     context.close()
 
 

@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from cfannotate.campaigns import selectors, services
 from cfannotate.campaigns.access import campaign_owner_required
 from cfannotate.campaigns.forms import CampaignCreateForm, CampaignSettingsForm, errors_onto_form
+from cfannotate.campaigns.page_parts import parts_context
 from cfannotate.campaigns.sections import SECTION_BY_KEY, STAGE_SECTIONS
 from cfannotate.campaigns.stages import campaign_stages, next_stage, stage_facts
 from cfannotate.campaigns.task_templates import task_template_summaries
@@ -104,7 +105,12 @@ def campaign_settings(request: HtmxHttpRequest, campaign_id: int) -> HttpRespons
             errors_onto_form(form, error)
         else:
             saved = sorted(changed)
-    context = {"campaign": campaign, "form": form, "saved": saved}
+    context = {
+        "campaign": campaign,
+        "form": form,
+        "saved": saved,
+        **parts_context(request, campaign, section="settings"),
+    }
     template = "campaigns/settings.html"
     if request.htmx:
         template += "#settings-form"

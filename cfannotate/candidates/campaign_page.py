@@ -1,12 +1,14 @@
 """The candidates' part of the campaign's generation page (progress and the candidates
-table) and of its overview (runs and candidates counted), registered with
-`campaigns.page_parts` and `campaigns.stages` in `CandidatesConfig.ready()`."""
+table), of its settings page (the built-in classifier's last check) and of its overview
+(runs and candidates counted), registered with `campaigns.page_parts` and
+`campaigns.stages` in `CandidatesConfig.ready()`."""
 
 from django.db.models import Count
 from django.http import HttpRequest
 
 from cfannotate.campaigns.models import Campaign
 from cfannotate.candidates.models import CandidateStatus, RunState
+from cfannotate.candidates.predictions import baseline_check_note
 from cfannotate.candidates.selectors import (
     candidate_counts,
     generation_overview,
@@ -24,6 +26,12 @@ def campaign_page_context(request: HttpRequest, campaign: Campaign) -> dict:
         "generation": generation_overview(campaign),
         "counts": candidate_counts(campaign),  # the candidates table's link
     }
+
+
+def settings_page_context(request: HttpRequest, campaign: Campaign) -> dict:
+    """The settings page's Selection block: how the built-in classifier did on its last
+    check, beside the flip weight it decides the use of."""
+    return {"classifier_check": baseline_check_note(campaign)}
 
 
 def candidates_facts(campaign: Campaign) -> dict:

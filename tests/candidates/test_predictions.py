@@ -235,6 +235,21 @@ def test_the_review_page_says_how_well_the_baseline_labels_unseen_originals(
     assert 'id="classifier-check"' not in client.get(review).content.decode()
 
 
+def test_the_settings_page_shows_the_check_beside_the_flip_weight(client, researcher, campaign):
+    settings = reverse("campaign-settings", args=[campaign.id])
+    client.force_login(researcher)
+    assert 'id="classifier-check"' not in client.get(settings).content.decode()
+    Campaign.objects.filter(pk=campaign.pk).update(
+        flip_classifier_check={"right": 2, "of": 8, "majority": 3}
+    )
+    page = " ".join(html.unescape(client.get(settings).content.decode()).split())
+    selection = page[page.index("<legend>Selection</legend>") :]
+    assert selection.index('<p class="notice" id="classifier-check">') < selection.index(
+        "Flip weight"
+    )
+    assert "gives 2 of 8 originals (25%)" in selection
+
+
 def test_the_api_gives_the_baseline_check_read_only(api_client, campaign):
     Campaign.objects.filter(pk=campaign.pk).update(
         flip_classifier_check={"right": 5, "of": 6, "majority": 3}

@@ -197,6 +197,7 @@ def _review_context(request, campaign, *, message: str = "", error=None) -> tupl
         return context, 400
     context["classifier_problem"] = predictions.baseline_label_problem(campaign)
     context["classifier_check"] = predictions.baseline_check_note(campaign)
+    context["classifier_guessing"] = predictions.baseline_is_weak(campaign)
     filters = form.filters()
     rows = selectors.candidates_filtered(campaign, filters)
     page = Paginator(rows, REVIEW_PER_PAGE).get_page(request.GET.get("page"))
@@ -289,7 +290,13 @@ def _row(request, campaign, candidate_id: int, *, editing=False, error=None, tex
     )
     if row is None:
         raise Http404("No such candidate in this campaign.")
-    context = {"campaign": campaign, "candidate": row, "editing": editing, "row_error": error}
+    context = {
+        "campaign": campaign,
+        "candidate": row,
+        "editing": editing,
+        "row_error": error,
+        "classifier_guessing": predictions.baseline_is_weak(campaign),
+    }
     context["text"] = row.text if text is None else text
     status = 200 if error is None else error.status_code
     return TemplateResponse(request, REVIEW_ROW, context, status=status)

@@ -423,6 +423,30 @@ def test_the_review_page_shows_the_prediction_and_whether_it_flips(client, resea
     client.force_login(researcher)
     html = client.get(reverse("candidate-review", args=[campaign.id])).content.decode()
     assert "predicted:" in html and "Negative (0.75) · flips the label" in html
+    assert "a guess" not in html
+
+
+def test_a_guessing_baselines_flips_are_marked_as_guesses(client, researcher, campaign):
+    """On the page and on a row sent back after a review action; uploaded predictions are
+    the researcher's own and never called guesses."""
+    original = campaign.originals.get(text="A great film.")
+    guessed = make_candidate(original, text="A dreadful film.")
+    guessed.predicted_label = campaign.labels.get(value="negative")
+    guessed.prediction_source = "baseline"
+    guessed.save()
+    Campaign.objects.filter(pk=campaign.pk).update(
+        flip_classifier_check={"right": 2, "of": 6, "majority": 3}
+    )
+    client.force_login(researcher)
+    page = client.get(reverse("candidate-review", args=[campaign.id])).content.decode()
+    assert "Negative · flips the label (a guess: see the note above)" in " ".join(page.split())
+    row = client.post(
+        reverse("candidate-accept", args=[campaign.id, guessed.pk]), HTTP_HX_REQUEST="true"
+    ).content.decode()
+    assert "(a guess: see the note above)" in row
+    _upload(campaign, f"id,label\n{guessed.pk},negative\n")
+    page = client.get(reverse("candidate-review", args=[campaign.id])).content.decode()
+    assert "flips the label" in page and "a guess" not in page
 
 
 def test_generation_asks_for_the_other_label_with_the_campaigns_own_pairs(

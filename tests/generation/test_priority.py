@@ -3,6 +3,7 @@ import pytest
 
 from generation.priority import (
     BaselineClassifier,
+    pair_features,
     predictions_from_rows,
     priority_scores,
     uncertainty,
@@ -109,6 +110,47 @@ def test_baseline_uses_the_context_of_pair_tasks():
     assert classifier.predict_proba(["it is asleep"], contexts=["the cat sleeps"]).shape == (1, 2)
     with pytest.raises(ValueError, match="contexts"):
         classifier.predict_proba(["it is asleep"])
+
+
+def test_pair_features_relate_the_text_to_its_context():
+    features = pair_features(
+        [
+            ("A man plays a guitar.", "A man plays a guitar."),
+            ("A man plays a guitar.", "Nobody plays anything."),
+            ("The dog isn't asleep.", "The dog sleeps on a very long sofa today."),
+            ("", "Words with no context."),
+        ]
+    )
+    assert features.shape == (4, 5)
+    copy, negated, negation_in_context, no_context = features
+    assert copy.tolist() == [1.0, 0.0, 0.0, 0.0, 1.0]
+    assert negated[0] == pytest.approx(1 / 3) and negated[2] == 1.0  # "nobody" negates
+    assert negation_in_context[3] == 1.0 and negation_in_context[4] == 2.0  # "isn't"; capped
+    assert no_context[:2].tolist() == [0.0, 1.0]
+    assert pair_features([]).shape == (0, 5)
+
+
+def test_pair_features_tell_what_ngrams_of_either_side_cannot():
+    """Whether the hypothesis repeats the premise, on words never seen in training."""
+    scenes = [
+        ("A cat sleeps in the house.", "A cat sleeps."),
+        ("Two kids swim in a lake.", "Kids swim."),
+        ("A woman paints a wall.", "A woman paints."),
+        ("The old man reads a paper.", "The man reads."),
+        ("A chef cooks soup at night.", "A chef cooks soup."),
+        ("Three girls dance on stage.", "Girls dance."),
+    ]
+    unrelated = ["Someone buys shoes.", "People argue loudly.", "It is snowing outside."]
+    premises = [premise for premise, _ in scenes] * 2
+    texts = [text for _, text in scenes] + [unrelated[i % 3] for i in range(len(scenes))]
+    labels = ["entailment"] * len(scenes) + ["neutral"] * len(scenes)
+    classifier = BaselineClassifier().fit(texts, labels, contexts=premises)
+    probabilities = classifier.predict_proba(
+        ["A pilot flies a plane.", "Waiters carry trays."],
+        contexts=["A pilot flies a plane over Paris."] * 2,
+    )
+    predicted = classifier.classes_[np.argmax(probabilities, axis=1)]
+    assert list(predicted) == ["entailment", "neutral"]
 
 
 def test_out_of_fold_probabilities_shape_and_rows():

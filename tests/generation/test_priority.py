@@ -8,6 +8,7 @@ from generation.priority import (
     priority_scores,
     uncertainty,
 )
+from tests.generation.pair_scenes import SCENES, UNRELATED
 
 LABELS = ["negative", "positive"]
 
@@ -132,17 +133,9 @@ def test_pair_features_relate_the_text_to_its_context():
 
 def test_pair_features_tell_what_ngrams_of_either_side_cannot():
     """Whether the hypothesis repeats the premise, on words never seen in training."""
-    scenes = [
-        ("A cat sleeps in the house.", "A cat sleeps."),
-        ("Two kids swim in a lake.", "Kids swim."),
-        ("A woman paints a wall.", "A woman paints."),
-        ("The old man reads a paper.", "The man reads."),
-        ("A chef cooks soup at night.", "A chef cooks soup."),
-        ("Three girls dance on stage.", "Girls dance."),
-    ]
-    unrelated = ["Someone buys shoes.", "People argue loudly.", "It is snowing outside."]
+    scenes = SCENES[:6]
     premises = [premise for premise, _ in scenes] * 2
-    texts = [text for _, text in scenes] + [unrelated[i % 3] for i in range(len(scenes))]
+    texts = [text for _, text in scenes] + [UNRELATED[i % 3] for i in range(len(scenes))]
     labels = ["entailment"] * len(scenes) + ["neutral"] * len(scenes)
     classifier = BaselineClassifier().fit(texts, labels, contexts=premises)
     probabilities = classifier.predict_proba(

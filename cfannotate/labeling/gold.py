@@ -89,13 +89,34 @@ def gold_answer_checked(
     return GoldAnswer(valid=valid, label=label, explanation=explanation), []
 
 
-def gold_round_shape_checked(kind: object, items: object) -> Problems:
+def gold_round_most_items(campaign: Campaign, kind: object) -> int:
+    """How many counterfactuals a round of this kind may hold. A hidden gold round holds no
+    more than a labeling unit (the campaign's candidates selected per original): a longer
+    round would tell a worker who counts that it is gold. Training rounds say what they are."""
+    if str(kind or "").strip().lower() == GoldKind.GOLD:
+        return min(campaign.selected_per_original, MAX_ITEMS)
+    return MAX_ITEMS
+
+
+def gold_round_shape_checked(campaign: Campaign, kind: object, items: object) -> Problems:
     """The kind and the number of items of a round."""
     problems: Problems = []
     if str(kind or "").strip().lower() not in GoldKind.values:
         problems.append(("kind", "Use gold or training."))
-    if not isinstance(items, list) or not 1 <= len(items) <= MAX_ITEMS:
-        problems.append(("items", f"Give 1 to {MAX_ITEMS} items."))
+    most = gold_round_most_items(campaign, kind)
+    if not isinstance(items, list) or not items:
+        problems.append(("items", f"Give 1 to {most} items."))
+    elif len(items) > most and most < MAX_ITEMS:
+        problems.append(
+            (
+                "items",
+                f"A hidden gold round holds at most {most} counterfactuals here, as many as a "
+                f"labeling unit shows ({most} selected per original, in Settings); "
+                f"this one has {len(items)}, and a longer round tells workers it is gold.",
+            )
+        )
+    elif len(items) > most:
+        problems.append(("items", f"Give 1 to {most} items."))
     return problems
 
 
@@ -210,7 +231,7 @@ def gold_rounds_import(*, campaign: Campaign, records: Iterable[Mapping[str, obj
             problems.append(("original_id", f"No original {record.get('original_id')!r}."))
         elif original.id in given_out:
             problems.append(("original_id", ORIGINAL_GIVEN_OUT))
-        shape = gold_round_shape_checked(kind, items)
+        shape = gold_round_shape_checked(campaign, kind, items)
         problems += shape
         checked = []
         if not any(field == "items" for field, _ in shape):
@@ -256,7 +277,8 @@ def gold_round_author(
     """A round of counterfactuals the researcher types: `[{text, valid, label, explanation}]`.
 
     The same rules as an imported round: an original of this campaign that no worker was
-    given a labeling unit of (it is taken out of its units), 1 to MAX_ITEMS distinct texts
+    given a labeling unit of (it is taken out of its units), 1 to `gold_round_most_items`
+    distinct texts
     that differ from the original.
     """
     if original.campaign_id != campaign.id:
@@ -266,7 +288,7 @@ def gold_round_author(
     problems: Problems = []
     if originals_given_out([original]):
         problems.append(("original", ORIGINAL_GIVEN_OUT))
-    problems += gold_round_shape_checked(kind, items)
+    problems += gold_round_shape_checked(campaign, kind, items)
     checked = []
     if isinstance(items, list):
         checked, item_problems = _authored_items_checked(items, label_lookup(campaign), original)

@@ -25,7 +25,7 @@ from cfannotate.core.text import counted, sentence
 from cfannotate.labeling import gold
 from cfannotate.labeling.models import GoldKind, UnitItem
 from cfannotate.labeling.promotion import candidates_promote_to_gold
-from cfannotate.labeling.selectors import gold_pick_originals, gold_rounds_of
+from cfannotate.labeling.selectors import gold_pick_originals, gold_rounds_of, gold_size_note
 
 PAGE = "labeling/gold.html"
 PICK_PAGE = "labeling/gold_original.html"
@@ -67,6 +67,7 @@ def _picker_context(request, campaign) -> dict:
 def _page_context(request, campaign) -> dict:
     return _picker_context(request, campaign) | {
         "rounds": gold_rounds_of(campaign),
+        "size_note": gold_size_note(campaign),
         "labels": campaign.labels.all(),
     }
 
@@ -215,6 +216,7 @@ def _round_fragment(request, campaign, gold_round_id: int, *, error=None, messag
         "error": error,
         "message": message,
         "state_out_of_band": request.htmx,  # the state in the table of rounds follows
+        "size_note": gold_size_note(campaign),  # and so does the note on gold rounds that stand out
     }
     status = 200 if error is None else error.status_code
     return TemplateResponse(request, ROUND, context, status=status)

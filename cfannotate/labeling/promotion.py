@@ -60,7 +60,7 @@ def candidates_promote_to_gold(
     """
     if original.campaign_id != campaign.id:
         raise NotFound(f"No original {original.pk} in this campaign.")
-    problems = gold.gold_round_shape_checked(kind, items)
+    problems = gold.gold_round_shape_checked(campaign, kind, items)
     entries = []
     if isinstance(items, list):
         entries, item_problems = _promoted_items_checked(campaign, original, items)

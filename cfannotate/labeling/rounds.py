@@ -49,7 +49,7 @@ from cfannotate.labeling.models import (
     UnitItem,
 )
 
-MAX_ITEMS_PER_ROUND = 10  # gold rounds may hold up to this many; units hold three
+MAX_ITEMS_PER_ROUND = 10  # training rounds may hold up to this many; units hold three
 
 T = TypeVar("T")
 

@@ -166,6 +166,42 @@ def gold_coverage(campaign: Campaign) -> GoldCoverage:
     )
 
 
+def _sizes(sizes: set[int]) -> str:
+    """{3} -> "3", {2, 3} -> "2 or 3"."""
+    ordered = [str(size) for size in sorted(sizes)]
+    return ordered[0] if len(ordered) == 1 else ", ".join(ordered[:-1]) + " or " + ordered[-1]
+
+
+def gold_size_note(campaign: Campaign) -> str:
+    """Why some hidden gold rounds stand out ("" when none does): a round shows its number of
+    counterfactuals ("Edited version 1 of 2"), so a gold round holding a number no labeling
+    unit holds tells a worker who counts that it is gold. Before units exist, a unit's size is
+    the campaign's candidates selected per original."""
+    unit_sizes = set(
+        LabelingUnit.objects.filter(campaign=campaign)
+        .annotate(n=Count("items"))
+        .filter(n__gt=0)
+        .values_list("n", flat=True)
+        .distinct()
+    ) or {campaign.selected_per_original}
+    gold_sizes = list(
+        GoldRound.objects.filter(campaign=campaign, kind=GoldKind.GOLD, is_active=True)
+        .annotate(n=Count("items"))
+        .values_list("n", flat=True)
+    )
+    apart = {size for size in gold_sizes if size not in unit_sizes}
+    if not apart:
+        return ""
+    odd = sum(1 for size in gold_sizes if size in apart)
+    they, are, them = ("it", "is", "it") if odd == 1 else ("they", "are", "them")
+    return (
+        f"{counted(odd, 'hidden gold round')} of {len(gold_sizes)} "
+        f"hold{'s' if odd == 1 else ''} {_sizes(apart)} counterfactuals, and labeling units hold "
+        f"{_sizes(unit_sizes)}: a worker who counts the edited versions can tell {they} {are} "
+        f"gold. Give {them} as many counterfactuals as a unit, or switch {them} off."
+    )
+
+
 def gold_pick_originals(campaign: Campaign, *, search: str = ""):
     """The originals a gold or training round can use (no worker was given a labeling unit
     of them; one in units is taken out of them when a round is made), those whose id,

@@ -6,7 +6,7 @@ from cfannotate.campaigns.models import Campaign, CampaignStatus
 from cfannotate.core.exceptions import Conflict
 from cfannotate.labeling.hooks import labeling_opened
 from cfannotate.labeling.models import GoldKind, GoldRound, LabelingUnit
-from cfannotate.labeling.selectors import gold_coverage
+from cfannotate.labeling.selectors import gold_coverage, gold_size_note
 from cfannotate.labeling.tasks import units_build_pending
 
 
@@ -33,6 +33,8 @@ def labeling_open(*, campaign: Campaign) -> list[str]:
     coverage = gold_coverage(campaign)
     if coverage.runs_short:
         warnings.append(coverage.message)
+    if size_note := gold_size_note(campaign):
+        warnings.append(size_note)
     if campaign.training_rounds and not gold.filter(kind=GoldKind.TRAINING).exists():
         warnings.append("No training round exists: assignments start without one.")
     Campaign.objects.filter(pk=campaign.pk).update(status=CampaignStatus.LABELING)

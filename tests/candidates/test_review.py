@@ -372,7 +372,7 @@ def test_author_a_gold_round_and_its_rules(campaign, original):
         gold_round_author(
             campaign=campaign, original=make_original(campaign), kind="gold", items=[]
         )
-    assert raised.value.fields == {"items": ["Give 1 to 10 items."]}
+    assert raised.value.fields == {"items": ["Give 1 to 3 items."]}
     assert GoldRound.objects.count() == 1
 
 

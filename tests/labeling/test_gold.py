@@ -4,12 +4,16 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
+from cfannotate.campaigns.models import Campaign
 from cfannotate.candidates.models import Candidate, CandidateStatus
 from cfannotate.core.exceptions import InvalidInput
 from cfannotate.labeling.gold import gold_rounds_import
 from cfannotate.labeling.models import GoldItem, GoldKind, GoldRound, LabelingUnit
+from cfannotate.labeling.promotion import candidates_promote_to_gold
+from cfannotate.labeling.selectors import gold_size_note
+from cfannotate.labeling.services import labeling_open
 from cfannotate.labeling.units import units_create_from_selection
-from tests.factories import make_campaign, make_original, make_unit
+from tests.factories import make_campaign, make_candidate, make_original, make_unit
 
 pytestmark = pytest.mark.django_db
 
@@ -121,3 +125,98 @@ def test_the_command_names_the_byte_of_a_file_that_is_not_utf8(tmp_path):
     assert message.startswith("The file is not UTF-8 text: line 1 has the byte 0xAB")
     assert "encoding='utf-8'" in message and "\n" not in message
     assert not GoldRound.objects.exists()
+
+
+def _campaign_selecting(count):
+    campaign = make_campaign()
+    Campaign.objects.filter(pk=campaign.pk).update(selected_per_original=count)
+    campaign.refresh_from_db()
+    return campaign
+
+
+def _items(count):
+    return [
+        {"text": f"It was awful, part {n}.", "valid": True, "label": "negative"}
+        for n in range(1, count + 1)
+    ]
+
+
+def test_a_hidden_gold_round_holds_no_more_than_a_unit():
+    """A round shows "Edited version 1 of 4": a gold round longer than every labeling unit
+    would tell workers it is gold. Training rounds say what they are and may be longer."""
+    campaign = make_campaign()  # 3 selected per original
+    original, other = make_original(campaign), make_original(campaign)
+    with pytest.raises(InvalidInput) as raised:
+        gold_rounds_import(campaign=campaign, records=[_record(original, items=_items(4))])
+    (message,) = raised.value.fields["row 1"]
+    assert message.startswith("items: A hidden gold round holds at most 3 counterfactuals here")
+    assert "this one has 4" in message
+    assert not GoldRound.objects.exists()
+
+    records = [_record(original, items=_items(3)), _record(other, kind="training", items=_items(4))]
+    assert gold_rounds_import(campaign=campaign, records=records) == 2
+    third = make_original(campaign)
+    with pytest.raises(InvalidInput) as raised:
+        gold_rounds_import(
+            campaign=campaign, records=[_record(third, kind="training", items=_items(11))]
+        )
+    assert raised.value.fields["row 1"] == ["items: Give 1 to 10 items."]
+
+
+def test_promoting_more_candidates_than_a_unit_holds_is_refused():
+    campaign = _campaign_selecting(2)
+    original = make_original(campaign)
+    candidates = [make_candidate(original) for _ in range(3)]
+    items = [{"candidate_id": c.pk, "valid": True, "label": "negative"} for c in candidates]
+    with pytest.raises(InvalidInput) as raised:
+        candidates_promote_to_gold(campaign=campaign, original=original, items=items)
+    assert "at most 2 counterfactuals" in raised.value.fields["items"][0]
+    assert not GoldRound.objects.exists()
+    assert (
+        candidates_promote_to_gold(
+            campaign=campaign, original=original, items=items[:2]
+        ).items.count()
+        == 2
+    )
+
+
+def test_gold_rounds_a_worker_can_tell_by_their_size_are_named():
+    campaign = make_campaign()
+    for _ in range(2):
+        make_unit(make_original(campaign), candidates=3)
+    assert gold_size_note(campaign) == ""
+    gold_rounds_import(
+        campaign=campaign,
+        records=[
+            _record(make_original(campaign)),
+            _record(make_original(campaign), items=_items(2)),
+            _record(make_original(campaign), kind="training", items=_items(5)),
+        ],
+    )
+    assert gold_size_note(campaign) == (
+        "1 hidden gold round of 2 holds 2 counterfactuals, and labeling units hold 3: a worker "
+        "who counts the edited versions can tell it is gold. Give it as many counterfactuals "
+        "as a unit, or switch it off."
+    )
+    assert gold_size_note(campaign) in labeling_open(campaign=campaign)
+
+    # Units of two exist too (an original with fewer selected candidates): two is no tell.
+    make_unit(make_original(campaign), candidates=2)
+    assert gold_size_note(campaign) == ""
+
+
+def test_before_units_exist_a_unit_is_as_long_as_the_selection():
+    campaign = _campaign_selecting(2)
+    gold_rounds_import(
+        campaign=campaign, records=[_record(make_original(campaign), items=_items(2))]
+    )
+    assert gold_size_note(campaign) == ""
+    Campaign.objects.filter(pk=campaign.pk).update(selected_per_original=4)
+    campaign.refresh_from_db()
+    gold_rounds_import(
+        campaign=campaign, records=[_record(make_original(campaign), items=_items(1))]
+    )
+    assert gold_size_note(campaign).startswith(
+        "2 hidden gold rounds of 2 hold 1 or 2 counterfactuals, and labeling units hold 4: "
+        "a worker who counts the edited versions can tell they are gold."
+    )

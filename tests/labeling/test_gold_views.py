@@ -390,3 +390,23 @@ def test_a_pair_tasks_originals_are_listed_and_searched_with_their_fixed_side(cl
     found = client.get(url, {"q": "kicks"}, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="gold-picker")
     html = found.content.decode()
     assert f"<code>{kicks.external_id}</code>" in html and "A cat sleeps." not in html
+
+
+def test_a_gold_round_workers_can_tell_by_its_size_is_named_until_switched_off(
+    client, researcher, campaign
+):
+    client.force_login(researcher)
+    make_unit(make_original(campaign), candidates=3)
+    make_gold_round(campaign, items=3)
+    odd = make_gold_round(campaign, items=2)
+    page = client.get(reverse("gold-page", args=[campaign.id])).content.decode()
+    assert '<p id="gold-size-note" class="notice">1 hidden gold round of 2 holds 2' in page
+
+    off = client.post(
+        reverse("gold-round-active", args=[campaign.id, odd.id]),
+        {"active": "0"},
+        HTTP_HX_REQUEST="true",
+    ).content.decode()
+    assert '<p id="gold-size-note" class="notice" hidden hx-swap-oob="true"></p>' in off
+    page = client.get(reverse("gold-page", args=[campaign.id])).content.decode()
+    assert '<p id="gold-size-note" class="notice" hidden></p>' in page

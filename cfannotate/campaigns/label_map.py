@@ -26,10 +26,9 @@ def label_map_entries_check(
     each opened by its entry's `where`. `labels` are the campaign's (value, display name);
     either is accepted, in any case, as model labels are matched case-blind
     (`generation.label_classifiers.ModelDirectoryClassifier`)."""
-    by_name = {}
+    by_name = {value.lower(): value for value, _ in labels}
     for value, display_name in labels:
-        by_name[display_name.strip().lower()] = value
-        by_name[value.lower()] = value
+        by_name.setdefault(display_name.strip().lower(), value)  # a value stays its label's
     expected = ", ".join(value for value, _ in labels)
     mapping: dict[str, str] = {}
     first_seen: dict[str, str] = {}

@@ -6,6 +6,10 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 
+# Selection's weights are relative to one another; beyond 100 a term only overflows.
+WEIGHT_RANGE = [MinValueValidator(0.0), MaxValueValidator(100.0)]
+MAX_LEASE_MINUTES = 30 * 24 * 60  # a month: an idle assignment's units come back by then
+
 
 class TaskType(models.TextChoices):
     SENTIMENT = "sentiment", "Sentiment (single text)"
@@ -62,7 +66,7 @@ class Campaign(models.Model):
         help_text="How many candidates to generate per original before selection.",
     )
     fluency_threshold = models.FloatField(
-        validators=[MinValueValidator(0.0)],
+        validators=[MinValueValidator(0.0), MaxValueValidator(1000.0)],
         default=10.0,
         help_text="Drop a candidate whose log-probability falls more than this below the "
         "original's, on the whole sentence or the changed phrase (Polyjuice §3.2).",
@@ -75,11 +79,11 @@ class Campaign(models.Model):
     selected_per_original = models.PositiveSmallIntegerField(
         validators=[MinValueValidator(1), MaxValueValidator(50)], default=3
     )
-    weight_base = models.FloatField(validators=[MinValueValidator(0.0)], default=1.0)
-    weight_removed = models.FloatField(validators=[MinValueValidator(0.0)], default=1.0)
-    weight_added = models.FloatField(validators=[MinValueValidator(0.0)], default=1.0)
-    weight_tree = models.FloatField(validators=[MinValueValidator(0.0)], default=0.5)
-    weight_code = models.FloatField(validators=[MinValueValidator(0.0)], default=1.0)
+    weight_base = models.FloatField(validators=WEIGHT_RANGE, default=1.0)
+    weight_removed = models.FloatField(validators=WEIGHT_RANGE, default=1.0)
+    weight_added = models.FloatField(validators=WEIGHT_RANGE, default=1.0)
+    weight_tree = models.FloatField(validators=WEIGHT_RANGE, default=0.5)
+    weight_code = models.FloatField(validators=WEIGHT_RANGE, default=1.0)
     # The classifier in the loop (issue #21, item 3): what predicts each candidate's label,
     # and how much selection favours predicted flips (generation/selection.md §2).
     flip_classifier = models.CharField(
@@ -107,7 +111,7 @@ class Campaign(models.Model):
         "(LABEL_0, NEGATIVE, ...): each model label and the campaign label it means.",
     )
     flip_weight = models.FloatField(
-        validators=[MinValueValidator(0.0)],
+        validators=WEIGHT_RANGE,
         default=0.5,
         help_text="How much selection favours candidates predicted to change the label, "
         "against diversity; 0 selects for diversity alone.",
@@ -133,16 +137,20 @@ class Campaign(models.Model):
         help_text="K: judgments each counterfactual needs from distinct workers.",
     )
     lease_minutes = models.PositiveIntegerField(
-        validators=[MinValueValidator(1)],
+        validators=[MinValueValidator(1), MaxValueValidator(MAX_LEASE_MINUTES)],
         default=90,
         help_text="An assignment idle this long returns its units to the pool.",
     )
     max_requeues = models.PositiveSmallIntegerField(
-        default=2, help_text="How many extra judgment rounds a disputed candidate may get."
+        validators=[MaxValueValidator(20)],
+        default=2,
+        help_text="How many extra judgment rounds a disputed candidate may get.",
     )
 
     # Quality control (Appendix C.2).
-    min_median_seconds = models.FloatField(validators=[MinValueValidator(0.0)], default=18.0)
+    min_median_seconds = models.FloatField(
+        validators=[MinValueValidator(0.0), MaxValueValidator(3600.0)], default=18.0
+    )
     # C.2: "at least 4 gold counterfactuals (out of 6)", as a share (quality.md §1).
     min_gold_share = models.FloatField(
         validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],

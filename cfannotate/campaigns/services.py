@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, models, transaction
 from django.utils.text import slugify
 
@@ -128,6 +129,14 @@ def _campaign_create(
 
 
 def _apply_settings(campaign: Campaign, settings: Mapping[str, object]) -> None:
+    for name, value in _settings_checked(settings).items():
+        setattr(campaign, name, value)
+
+
+def _settings_checked(settings: Mapping[str, object]) -> dict[str, object]:
+    """The settings as their fields hold them, or InvalidInput naming each bad one: unknown
+    names, infinity or NaN, null where a value is needed, and numbers that a field would
+    quietly change (true read as 1, 1.5 cut to 1)."""
     unknown = sorted(set(settings) - set(SETTING_FIELDS))
     if unknown:
         raise InvalidInput(
@@ -144,8 +153,38 @@ def _apply_settings(campaign: Campaign, settings: Mapping[str, object]) -> None:
                 where: ["Must be a finite number, not infinity or NaN."] for where in non_finite
             },
         )
-    for name, value in settings.items():
-        setattr(campaign, name, value)
+    problems = {
+        name: [problem]
+        for name, value in settings.items()
+        if (problem := _value_problem(Campaign._meta.get_field(name), value))
+    }
+    if problems:
+        raise InvalidInput(f"Check these settings: {', '.join(sorted(problems))}.", fields=problems)
+    return {
+        name: Campaign._meta.get_field(name).to_python(value)
+        if name in _NUMERIC_SETTINGS
+        else value
+        for name, value in settings.items()
+    }
+
+
+def _value_problem(field: models.Field, value: object) -> str:
+    """Why `value` cannot be `field`'s as given ("" when it can): the field's own validation
+    (`full_clean`) says the rest, naming the bounds."""
+    if value is None:
+        return "" if field.null else "Give a value; null is not one."
+    if field.name not in _NUMERIC_SETTINGS:
+        return ""
+    if isinstance(value, bool):
+        return "Give a number, not true or false."
+    integral = isinstance(field, models.IntegerField)
+    if integral and isinstance(value, float) and not value.is_integer():
+        return "Give a whole number."
+    try:
+        field.to_python(value)
+    except ValidationError:
+        return "Give a whole number." if integral else "Give a number."
+    return ""
 
 
 def _non_finite(name: str, value: object) -> list[str]:
@@ -192,6 +231,7 @@ def campaign_update(*, campaign: Campaign, settings: Mapping[str, object]) -> Ca
 @transaction.atomic
 def _campaign_update(*, campaign: Campaign, settings: Mapping[str, object]) -> Campaign:
     campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    settings = _settings_checked(settings)
     k = settings.get("judgments_per_candidate", campaign.judgments_per_candidate)
     if k != campaign.judgments_per_candidate and campaign.units.exists():
         raise InvalidInput(
@@ -282,11 +322,30 @@ def _label_templates(labels: list[Mapping[str, str]] | None, template) -> list[L
     names = [label.display_name for label in parsed]
     if len(set(names)) != len(names):
         errors.append("Label display names must be distinct.")
+    if not errors:
+        errors += _shared_spellings(parsed)
     if len(parsed) < 2 and not errors:
         errors.append("Give at least two labels.")
     if errors:
         raise InvalidInput("The label set is invalid.", fields={"labels": errors})
     return parsed
+
+
+def _shared_spellings(labels: list[LabelTemplate]) -> list[str]:
+    """Imports read a label by its value or its display name, in any case: two labels
+    that share a spelling ("yes" / display name "Yes" of another) could not be told apart."""
+    owner: dict[str, int] = {}
+    problems, named = [], set()
+    for number, label in enumerate(labels, start=1):
+        for spelling in dict.fromkeys([label.value.lower(), label.display_name.lower()]):
+            first = owner.setdefault(spelling, number)
+            if first != number and (first, number) not in named:
+                named.add((first, number))
+                problems.append(
+                    f"Labels {first} and {number} are both spelled {spelling!r} (a value or a "
+                    "display name, in any case): a file's labels could not tell them apart."
+                )
+    return problems
 
 
 def _unique_slug(name: str) -> str:
@@ -301,9 +360,12 @@ def label_lookup(campaign: Campaign) -> dict[str, CampaignLabel]:
     """Every spelling accepted for each label: value, display name, template aliases."""
     lookup: dict[str, CampaignLabel] = {}
     labels = list(campaign.labels.all())
+    # Values first: a display name never takes another label's value (`_shared_spellings`
+    # refuses such sets; this keeps older campaigns' imports reading values as values).
     for label in labels:
         lookup[label.value.lower()] = label
-        lookup[label.display_name.lower()] = label
+    for label in labels:
+        lookup.setdefault(label.display_name.lower(), label)
     template = template_for(campaign.task_type)
     if template:
         by_value = {label.value: label for label in labels}
@@ -334,19 +396,22 @@ def originals_check(
     known = _KnownOriginals.of(campaign)
     errors: list[RowError] = []
     originals: list[Original] = []
+    # A single-text campaign has no context: a "context" key is kept with the other
+    # extra keys, as an uploaded file's column of that name is.
+    own = ORIGINAL_FIELDS if campaign.is_pair_task else ("id", "text", "label")
     for row, record in enumerate(records, start=1):
         row_errors = [
-            RowError(row, name, "Must be text or a number, not a list or an object.")
-            for name in ORIGINAL_FIELDS
-            if isinstance(record.get(name), list | dict)
+            RowError(row, name, problem)
+            for name in own
+            if (problem := _field_type_problem(name, record.get(name)))
         ]
         if row_errors:
             errors.extend(row_errors)
             continue
-        text = str(record.get("text") or "").strip()
-        context = str(record.get("context") or "").strip()
-        raw_label = str(record.get("label") if record.get("label") is not None else "").strip()
-        external_id = str(record.get("id") or "").strip() or f"row-{known.next_number + row - 1}"
+        text = _field_text(record.get("text"))
+        context = _field_text(record.get("context")) if campaign.is_pair_task else ""
+        raw_label = _field_text(record.get("label"))
+        external_id = _field_text(record.get("id")) or f"row-{known.next_number + row - 1}"
         row_errors += _text_problems(row, campaign, text, context)
         label = known.labels.get(raw_label.lower())
         if label is None:
@@ -360,7 +425,7 @@ def originals_check(
         if row_errors:
             errors.extend(row_errors)
             continue
-        extra = {key: value for key, value in record.items() if key not in ORIGINAL_FIELDS}
+        extra = {key: value for key, value in record.items() if key not in own}
         originals.append(
             Original(
                 campaign=campaign,
@@ -372,6 +437,19 @@ def originals_check(
             )
         )
     return OriginalsChecked(originals=originals, errors=errors)
+
+
+def _field_type_problem(name: str, value: object) -> str:
+    if isinstance(value, list | dict):
+        return "Must be text or a number, not a list or an object."
+    if isinstance(value, bool) and name != "label":  # a label may be true/false
+        return "Must be text or a number, not true or false."
+    return ""
+
+
+def _field_text(value: object) -> str:
+    """A record's field as text: 0 is "0", a missing field or null is ""."""
+    return "" if value is None else str(value).strip()
 
 
 @dataclass

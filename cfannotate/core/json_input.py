@@ -100,11 +100,37 @@ class BoundedJSONParser(parsers.JSONParser):
     def parse(self, stream, media_type=None, parser_context=None):
         encoding = parsers.get_encoding(parser_context or {})
         try:
-            return json_loads(stream.read().decode(encoding))
+            value = json_loads(stream.read().decode(encoding))
         except UnicodeDecodeError:
             raise ParseError(f"JSON parse error - the body is not {encoding} text.") from None
         except ValueError as error:
             raise ParseError(f"JSON parse error - {error}") from None
+        if where := nul_at(value):
+            # PostgreSQL cannot store the character in text; no input of ours needs it.
+            raise ParseError(f"The body holds a NUL character (\\u0000) in {where}; remove it.")
+        return value
+
+
+def nul_at(value: object, where: str = "the body") -> str:
+    """Where the first NUL character of a parsed JSON value is ("" when there is none): `where`,
+    then each key or index on the way down, as `records[2].text`. Level by level, as the
+    value is already bounded by MAX_DEPTH."""
+    level = [(where, value)]
+    while level:
+        deeper = []
+        for path, item in level:
+            if isinstance(item, str):
+                if "\x00" in item:
+                    return path
+            elif isinstance(item, dict):
+                for key, child in item.items():
+                    if "\x00" in key:
+                        return f"a key of {path}"
+                    deeper.append((f"{key}" if path == where else f"{path}.{key}", child))
+            elif isinstance(item, list):
+                deeper += [(f"{path}[{index}]", child) for index, child in enumerate(item)]
+        level = deeper
+    return ""
 
 
 class BoundedJSONField(serializers.JSONField):
@@ -113,11 +139,16 @@ class BoundedJSONField(serializers.JSONField):
     def to_internal_value(self, data):
         if self.binary or getattr(data, "is_json_string", False):
             try:
-                return json_loads(data)
+                value = json_loads(data)
             except JSONTooDeep as error:
                 raise serializers.ValidationError(
                     f"Value must be valid JSON: {error.msg}."
                 ) from None
             except ValueError:
                 self.fail("invalid")
+            if where := nul_at(value, "the value"):
+                raise serializers.ValidationError(
+                    f"Holds a NUL character (\\u0000) at {where}; remove it."
+                )
+            return value
         return super().to_internal_value(data)

@@ -3,8 +3,10 @@ from django.db import DatabaseError
 from rest_framework.test import APIClient
 
 from cfannotate.campaigns.generator_settings import generator_entries
+from cfannotate.campaigns.label_map import label_map_entries_check
 from cfannotate.campaigns.models import Campaign, CampaignLabel
-from tests.factories import make_campaign, make_original
+from cfannotate.campaigns.services import label_lookup
+from tests.factories import make_campaign, make_original, make_unit
 
 
 def test_list_shows_only_my_campaigns(api_client, researcher, other_researcher):
@@ -143,6 +145,16 @@ def test_create_and_update_name_the_bad_generator_option(api_client, other_resea
         format="json",
     )
     assert bad.status_code == 400 and "generators[0].beam_size" in bad.json()["fields"]
+    no_run_could = api_client.patch(
+        url,
+        {"settings": {"generators": [{"name": "polyjuice", "strategy": "zzz", "seed": 2**70}]}},
+        format="json",
+    )
+    assert no_run_could.status_code == 400
+    assert set(no_run_could.json()["fields"]) == {
+        "generators[0].strategy",
+        "generators[0].seed",
+    }
     good = api_client.patch(url, {"settings": {"generators": []}}, format="json")
     assert good.status_code == 200 and good.json()["generators"] == []
     theirs = make_campaign(owner=other_researcher)
@@ -236,6 +248,52 @@ def test_update_refuses_non_finite_numbers_and_keeps_the_settings(
     assert api_client.get(f"/api/campaigns/{campaign.id}/").status_code == 200
 
 
+@pytest.mark.parametrize(
+    ("settings", "problem"),
+    [
+        ({"flip_model": None}, "Give a value; null is not one."),
+        ({"generators": None}, "Give a value; null is not one."),
+        ({"targeting": None}, "Give a value; null is not one."),
+        ({"lease_minutes": 1.5}, "Give a whole number."),
+        ({"judgments_per_candidate": "2.7"}, "Give a whole number."),
+        ({"lease_minutes": True}, "Give a number, not true or false."),
+        ({"weight_base": "heavy"}, "Give a number."),
+        ({"lease_minutes": 10**12}, "Ensure this value is less than or equal to 43200."),
+        ({"max_requeues": 10**6}, "Ensure this value is less than or equal to 20."),
+        ({"weight_tree": 1e300}, "Ensure this value is less than or equal to 100.0."),
+    ],
+)
+def test_update_refuses_values_a_field_would_store_otherwise(
+    api_client, campaign, settings, problem
+):
+    """null reached the database as NOT NULL failures (500); 1.5 was cut to 1 and true read
+    as 1; a lease of 10**12 minutes passed and broke every worker's join (date overflow)."""
+    before = Campaign.objects.values().get(pk=campaign.pk)
+    response = api_client.patch(
+        f"/api/campaigns/{campaign.id}/update/", {"settings": settings}, format="json"
+    )
+    assert response.status_code == 400
+    (name,) = settings
+    assert response.json()["fields"] == {name: [problem]}
+    assert Campaign.objects.values().get(pk=campaign.pk) == before
+
+
+def test_numbers_as_text_are_read_as_numbers_and_k_compares_by_value(api_client, campaign):
+    make_unit(make_original(campaign))
+    url = f"/api/campaigns/{campaign.id}/update/"
+    same_k = api_client.patch(
+        url, {"settings": {"judgments_per_candidate": "2", "lease_minutes": "120"}}, format="json"
+    )
+    assert same_k.status_code == 200, same_k.json()
+    campaign.refresh_from_db()
+    assert (campaign.judgments_per_candidate, campaign.lease_minutes) == (2, 120)
+    other_k = api_client.patch(url, {"settings": {"judgments_per_candidate": 3}}, format="json")
+    assert other_k.status_code == 400
+    assert other_k.json()["fields"] == {
+        "judgments_per_candidate": ["Fixed once labeling units exist."]
+    }
+
+
 def test_the_json_constants_nan_and_infinity_are_refused(api_client, campaign):
     for constant in ("NaN", "Infinity", "-Infinity"):
         response = api_client.patch(
@@ -265,6 +323,45 @@ def test_labels_shown_under_one_name_are_refused(api_client):
     assert response.status_code == 400
     assert response.json()["fields"] == {"labels": ["Label display names must be distinct."]}
     assert not Campaign.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("labels", "spelled"),
+    [
+        ([{"value": "yes", "display_name": "No"}, {"value": "no", "display_name": "Yes"}], "no"),
+        ([{"value": "a", "display_name": "X"}, {"value": "b", "display_name": "x"}], "x"),
+    ],
+)
+def test_labels_a_file_could_not_tell_apart_are_refused(api_client, labels, spelled):
+    """A file's label is read by value or display name in any case: "yes" shown as "No"
+    beside "no" shown as "Yes" would store the other label."""
+    response = api_client.post(
+        "/api/campaigns/create/",
+        {"name": "Swap", "task_type": "custom", "labels": labels},
+        format="json",
+    )
+    assert response.status_code == 400
+    (problem, *_) = response.json()["fields"]["labels"]
+    assert problem == (
+        f"Labels 1 and 2 are both spelled {spelled!r} (a value or a display name, in any "
+        "case): a file's labels could not tell them apart."
+    )
+    assert not Campaign.objects.exists()
+
+
+def test_a_label_set_saved_before_the_check_reads_values_as_values(researcher):
+    campaign = make_campaign(
+        owner=researcher,
+        task_type="custom",
+        labels=[{"value": "yes", "display_name": "Agree"}, {"value": "no", "display_name": "Nay"}],
+    )
+    CampaignLabel.objects.filter(campaign=campaign, value="yes").update(display_name="No")
+    lookup = label_lookup(campaign)
+    assert (lookup["no"].value, lookup["yes"].value, lookup["nay"].value) == ("no", "yes", "no")
+    mapping, problems = label_map_entries_check(
+        [("line 1", "LABEL_0", "no")], labels=[("yes", "No"), ("no", "Nay")]
+    )
+    assert (mapping, problems) == ({"LABEL_0": "no"}, [])
 
 
 def test_a_failed_create_leaves_nothing_behind(api_client, monkeypatch):

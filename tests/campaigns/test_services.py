@@ -107,6 +107,50 @@ def test_import_accepts_values_display_names_and_aliases(campaign):
     assert rows[2].extra == {"source": "imdb"}
 
 
+def test_import_keeps_what_each_field_was_given(campaign):
+    """An id of 0 was replaced by row-N, `true` stored as the text "True", and a single-text
+    campaign's "context" key stored as a context its pages never show."""
+    originals_import(
+        campaign=campaign,
+        records=[
+            {"id": 0, "text": "Great film.", "label": "positive", "context": "From IMDb."},
+            {"id": "", "text": "Awful film.", "label": "negative"},
+        ],
+    )
+    first, second = Original.objects.filter(campaign=campaign).order_by("id")
+    assert (first.external_id, first.context, first.extra) == ("0", "", {"context": "From IMDb."})
+    assert second.external_id == "row-2"
+    with pytest.raises(InvalidInput) as error:
+        originals_import(
+            campaign=campaign,
+            records=[
+                {"id": False, "text": "Fine.", "label": "positive"},
+                {"id": "t", "text": True, "label": "positive"},
+            ],
+        )
+    assert error.value.fields == {
+        "row 1": ["id: Must be text or a number, not true or false."],
+        "row 2": ["text: Must be text or a number, not true or false."],
+    }
+
+
+def test_a_pair_tasks_context_is_its_own_field(researcher):
+    campaign = campaign_create(owner=researcher, name="NLI", task_type=TaskType.NLI)
+    originals_import(
+        campaign=campaign,
+        records=[
+            {
+                "id": "p",
+                "text": "A dog runs.",
+                "context": "A dog is running.",
+                "label": "entailment",
+            }
+        ],
+    )
+    original = Original.objects.get(campaign=campaign)
+    assert (original.context, original.extra) == ("A dog is running.", {})
+
+
 def test_import_reports_every_bad_row_and_imports_nothing(campaign):
     with pytest.raises(InvalidInput) as error:
         originals_import(

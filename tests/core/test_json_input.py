@@ -154,3 +154,52 @@ def test_an_uploaded_evaluation_file_nested_deep_is_refused_on_the_page(client, 
     )
     assert response.status_code == 400
     assert f"nested deeper than {MAX_DEPTH} levels" in response.content.decode()
+
+
+@pytest.mark.parametrize(
+    ("body", "where"),
+    [
+        ({"records": [{"id": "n1", "text": "a\u0000b", "label": "positive"}]}, "records[0].text"),
+        (
+            {"records": [{"id": "n1", "text": "A joy.", "label": "positive", "n\u0000": 1}]},
+            "a key of records[0]",
+        ),
+    ],
+)
+def test_a_nul_character_anywhere_in_a_body_is_a_400_naming_where(
+    api_client, campaign, body, where
+):
+    """PostgreSQL cannot store NUL in text: it was stored on SQLite and a 500 on PostgreSQL."""
+    response = api_client.post(
+        f"/api/campaigns/{campaign.id}/originals/import/", body, format="json"
+    )
+    assert response.status_code == 400
+    assert response.json()["message"] == (
+        f"The body holds a NUL character (\\u0000) in {where}; remove it."
+    )
+    assert not Original.objects.exists()
+
+
+def test_a_nul_character_in_a_setting_or_an_upload_mapping_is_refused(api_client, campaign):
+    before = Campaign.objects.values().get(pk=campaign.pk)
+    response = api_client.patch(
+        f"/api/campaigns/{campaign.id}/update/",
+        {"settings": {"flip_label_map": {"LAB\u0000EL": "positive"}}},
+        format="json",
+    )
+    assert response.status_code == 400
+    assert "a key of settings.flip_label_map" in response.json()["message"]
+    assert Campaign.objects.values().get(pk=campaign.pk) == before
+
+    response = api_client.post(
+        f"/api/campaigns/{campaign.id}/originals/upload/",
+        {
+            "file": SimpleUploadedFile("r.csv", b"text,label\nA joy.,positive\n"),
+            "mapping": '{"text": "te\\u0000xt"}',
+        },
+        format="multipart",
+    )
+    assert response.status_code == 400
+    assert response.json()["fields"] == {
+        "mapping": ["Holds a NUL character (\\u0000) at text; remove it."]
+    }

@@ -2,10 +2,11 @@
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from cfannotate.campaigns import views as campaign_views
+from cfannotate.core import api_errors
 from cfannotate.core import views as core_views
 
 api_patterns = [
@@ -18,6 +19,8 @@ api_patterns = [
     path("", include("cfannotate.quality.api_urls")),
     path("", include("cfannotate.exports.api_urls")),
     path("", include("cfannotate.evaluation.api_urls")),
+    # Last: any other path is the API's JSON 404, with DEBUG on too.
+    re_path(r"^(?P<path>.*)$", api_errors.api_path_unknown),
 ]
 
 # Under api/ these answer {"message", "fields"} as the API's views do; elsewhere Django's pages.

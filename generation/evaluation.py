@@ -379,6 +379,15 @@ def trained_predictions(
 # Table 3: augmentation --------------------------------------------------------------------
 
 
+class SizeError(ValueError):
+    """The sizes asked for (`n`, `m`, `test_fraction`) do not fit the data; `options` names
+    the AugmentationConfig fields to change."""
+
+    def __init__(self, message: str, *, options: tuple[str, ...]) -> None:
+        super().__init__(message)
+        self.options = options
+
+
 @dataclass(frozen=True)
 class AugmentationConfig:
     """Sizes and splits of the comp/aug experiment; None sizes are resolved from the data."""
@@ -491,21 +500,25 @@ def _resolve_sizes(config: AugmentationConfig, splits: list[_Split]) -> tuple[in
         room = fewest_train // 2 if n is None else fewest_train - n
         m = min(fewest_counterfactuals, room)
         if m < 1:
-            raise ValueError(
+            raise SizeError(
                 f"No room for counterfactuals: the training side has {fewest_train} originals, "
-                f"n = {n} of them leave none for comp's extra originals."
+                f"n = {n} of them leave none for comp's extra originals.",
+                options=("n",),
             )
     if n is None:
         n = fewest_train - m
     if m > fewest_counterfactuals:
-        raise ValueError(
+        raise SizeError(
             f"m = {m} counterfactuals asked for, but a split's training side has only "
-            f"{fewest_counterfactuals}; lower m or test_fraction."
+            f"{fewest_counterfactuals}; lower m or test_fraction.",
+            options=("m",),
         )
     if n + m > fewest_train:
-        raise ValueError(
+        given = tuple(name for name in ("n", "m") if getattr(config, name) is not None)
+        raise SizeError(
             f"n + m = {n + m} originals are needed for comp, but a split's training side has "
-            f"only {fewest_train}; lower n or m, or test_fraction."
+            f"only {fewest_train}; lower n or m, or test_fraction.",
+            options=given or ("test_fraction",),
         )
     return n, m
 
@@ -524,9 +537,10 @@ def _run_split(split: _Split, n: int, m: int, context_of: Mapping[str, str], use
         added.extend(group[: m - len(added)])
         used.append(group[0].original_key)
     if len(used) > n:
-        raise ValueError(
+        raise SizeError(
             f"n = {n} is smaller than the {len(used)} originals whose counterfactuals aug "
-            f"uses (split seed {split.seed}); aug always includes them (§4.4). Raise n."
+            f"uses (split seed {split.seed}); aug always includes them (§4.4). Raise n.",
+            options=("n",),
         )
     used_set = set(used)
     rest = [o for o in split.train if o.key not in used_set]

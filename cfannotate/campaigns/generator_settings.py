@@ -19,6 +19,7 @@ import functools
 import hashlib
 import importlib.util
 import logging
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +52,69 @@ ENGINE_DESCRIPTIONS = {
     "loop": "loop: our batched decoding loop, in the worker (best on CPU)",
     "continuous": "continuous: transformers' continuous batching, in the worker (best on a GPU)",
     "server": "server: an OpenAI-compatible inference server (vLLM, SGLang, TGI, llama.cpp)",
+}
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """The values a numeric option may take: `low` to `high`, `low` itself excluded when
+    `above_low` (a temperature of 0 divides by zero)."""
+
+    low: float
+    high: float
+    above_low: bool = False
+
+    def problem(self, value: float) -> str | None:
+        """Why `value` is out of bounds, or None."""
+        finite = not isinstance(value, float) or math.isfinite(value)
+        above = value > self.low if self.above_low else value >= self.low
+        if finite and above and value <= self.high:
+            return None
+        low = f"above {self.low}" if self.above_low else f"at least {self.low}"
+        return f"Must be {low} and at most {self.high}."
+
+
+# Every numeric option of the registered generators (an option means the same wherever
+# it appears), bounded to what a run can do: a seed torch and NumPy accept, counts that
+# make prompts, beams and batches a worker can hold. Checked when the settings are saved,
+# so a value no run could use is refused then, not when a run fails on it.
+OPTION_BOUNDS = {
+    # Polyjuice (generation.polyjuice, generation.decoding)
+    "seed": Bounds(0, 2**32 - 1),  # torch.Generator.manual_seed and NumPy's range
+    "blank_sets": Bounds(0, 20),  # random blank sets per original, besides the sentence
+    "max_blanks": Bounds(1, 10),  # spans per blank set
+    "per_prompt": Bounds(1, 50),  # continuations per prompt
+    "num_beams": Bounds(1, 50),  # A.3.1 used 10
+    "temperature": Bounds(0, 10, above_low=True),
+    "top_p": Bounds(0, 1, above_low=True),
+    "batch_size": Bounds(1, 1024),  # prompts (concept-steered: searches) per forward pass
+    "server_concurrency": Bounds(1, 256),
+    "server_timeout": Bounds(0, 3600, above_low=True),  # seconds per request
+    "server_retries": Bounds(0, 10),
+    # Causal rules (generation.generators.causal_rules)
+    "max_alt_distance": Bounds(0, 1),
+    "max_tries": Bounds(1, 10),
+    "max_tokens": Bounds(1, 10_000),  # an original's tokens; longer ones are skipped
+    # Lexicon generators (generation.generators.lexicon)
+    "min_valence": Bounds(0, 4, above_low=True),  # VADER's scale
+    "negation_window": Bounds(1, 50),
+    "min_similarity": Bounds(-1, 1),  # a cosine similarity
+    "max_candidates": Bounds(1, 50),
+    "proposal_count": Bounds(1, 1000),  # the paper: 100
+    "max_replacements": Bounds(1, 50),
+    # Concept-steered rewriting and NeuroLogic (generation.neurologic)
+    "max_concepts": Bounds(1, 20),
+    "min_prefix_tokens": Bounds(1, 100),
+    "beam_size": Bounds(1, 100),
+    "length_penalty": Bounds(0, 10),
+    "no_repeat_ngram_size": Bounds(0, 10),
+    "beta": Bounds(0, 10),
+    "sat_tolerance": Bounds(0, 20),
+    "prune_factor": Bounds(1, 1_000_000),  # a rank in the model's vocabulary
+    "num_return": Bounds(1, 100),
+    "max_new_tokens_factor": Bounds(0, 10),
+    "max_new_tokens_extra": Bounds(0, 1000),
+    "max_new_tokens_cap": Bounds(1, 4096),
 }
 
 
@@ -287,12 +351,19 @@ def _entry(
     if fluency_model is not None and not isinstance(fluency_model, str):
         errors[f"{where}.fluency_model"] = ["A model name or directory, as text."]
     options = {key: value for key, value in entry.items() if key not in ENTRY_KEYS}
+    out_of_range = _out_of_range(cls, options)
+    for option, problem in out_of_range.items():
+        errors.setdefault(f"{where}.{option}", []).append(problem)
+    # The others are checked without them: no option is blamed twice.
+    options = {key: value for key, value in options.items() if key not in out_of_range}
     options = _campaign_defaults(cls, options, label_values, slices)
     try:
         settings = settings_from_options(cls.Settings, options)
     except GeneratorOptionsError as error:
         for option, problem in _with_server_problems(cls, options, error.problems).items():
             errors.setdefault(f"{where}.{option}" if option else where, []).append(problem)
+        return None
+    if out_of_range:
         return None
     label_problems = _unknown_labels(settings, label_values)
     for option, problem in label_problems.items():
@@ -304,6 +375,30 @@ def _entry(
         return None
     server = settings.server() if callable(getattr(settings, "server", None)) else None
     return GeneratorEntry(position, name, options, fluency_model or None, server)
+
+
+def _out_of_range(cls: type, options: dict) -> dict[str, str]:
+    """The generator's numeric options given out of OPTION_BOUNDS, and a `strategy` that
+    is not a prompting strategy, each with why; a value of the wrong kind is left to
+    `settings_from_options`, which names the kind."""
+    from generation.strategies import STRATEGIES
+
+    names = {item.name for item in dataclasses.fields(cls.Settings)}
+    problems = {}
+    for option, value in options.items():
+        bounds = OPTION_BOUNDS.get(option)
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if option in names and bounds is not None and number:
+            problem = bounds.problem(value)
+            if problem:
+                problems[option] = problem
+    strategies = ("auto", *STRATEGIES)
+    strategy = options.get("strategy")
+    if "strategy" in names and isinstance(strategy, str) and strategy not in strategies:
+        problems["strategy"] = (
+            f"Unknown prompting strategy {strategy!r}; choose {', '.join(strategies)}."
+        )
+    return problems
 
 
 def _campaign_defaults(cls: type, options: dict, label_values: Sequence[str], slices: dict):

@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 from cfannotate.campaigns.uploads import originals_upload, upload_preview
 from cfannotate.core import tabular
 from cfannotate.core.json_input import BoundedJSONField
-from cfannotate.core.upload_handlers import LimitedUploadMixin
+from cfannotate.core.upload_handlers import LimitedUploadMixin, OneFileField
 
 
 class LabelSpellingSerializer(serializers.Serializer):
@@ -34,7 +34,7 @@ class OriginalUploadApi(LimitedUploadMixin, APIView):
 
     @extend_schema_serializer(component_name="OriginalUploadInput")
     class InputSerializer(serializers.Serializer):
-        file = serializers.FileField(
+        file = OneFileField(
             help_text="CSV or TSV with a header, or JSONL (one object per line); UTF-8, or "
             "UTF-16 with a byte order mark."
         )

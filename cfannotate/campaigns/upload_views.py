@@ -35,7 +35,7 @@ from cfannotate.core.pending_uploads import (
     pending_upload_save,
 )
 from cfannotate.core.text import sentence
-from cfannotate.core.upload_handlers import limit_uploads
+from cfannotate.core.upload_handlers import limit_uploads, one_upload
 
 FRAGMENT = "campaigns/_upload.html"
 
@@ -148,13 +148,12 @@ def original_upload(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     campaign = request.campaign
     if request.method == "GET":
         return TemplateResponse(request, FRAGMENT, waiting_upload_context(request, campaign))
-    upload = request.FILES.get("file")
-    if upload is None:
-        error = InvalidInput(
-            "Choose a CSV, TSV or JSONL file to upload.", fields={"file": ["No file chosen."]}
-        )
-        return _fragment(request, campaign, error=error)
     try:
+        upload = one_upload(request.FILES)
+        if upload is None:
+            raise InvalidInput(
+                "Choose a CSV, TSV or JSONL file to upload.", fields={"file": ["No file chosen."]}
+            )
         content = tabular.upload_bytes(upload, max_bytes=settings.UPLOAD_MAX_BYTES)
         preview = upload_preview(campaign=campaign, file_name=upload.name, content=content)
         # Over the researcher's quota of kept files: Conflict, and nothing is kept.

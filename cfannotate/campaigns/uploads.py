@@ -202,6 +202,11 @@ def upload_preview(
 ) -> UploadPreview:
     """The file read, its columns mapped (guessed where not given), every row checked."""
     table = upload_table(file_name=file_name, content=content)
+    if not table.columns and table.errors:
+        # Not one line was an object (a .json file holding one array): no column to map.
+        raise rows_invalid(
+            table.errors, nothing="the file has no columns to map, so nothing was imported"
+        )
     resolved = mapping_from(campaign, table.columns, mapping)
     preview = UploadPreview(
         file_name=file_name,
@@ -232,11 +237,28 @@ def _record(row: tabular.TableRow, mapping: dict[str, str | None], columns: list
     """The row as `originals_check` reads it: mapped fields by name, other columns as extra."""
     mapped = {column: name for name, column in mapping.items() if column}
     record = {name: row.values.get(column) for column, name in mapped.items()}
-    for column in columns:
-        if column not in mapped and column in row.values:
-            # A column named like a field but not mapped to it must not become that field.
-            record[column if column not in FIELDS else f"{column}_column"] = row.values[column]
+    extra_names = _extra_names([column for column in columns if column not in mapped])
+    for column, name in extra_names.items():
+        if column in row.values:
+            record[name] = row.values[column]
     return record
+
+
+def _extra_names(columns: list[str]) -> dict[str, str]:
+    """The key each unmapped column is kept under in `extra`: its own name, but a column
+    named like a field must not become that field, so `id` is kept as `id_column` (or
+    `id_column_2`, ... when the file has an `id_column` already)."""
+    taken = set(columns) | set(FIELDS)
+    names = {}
+    for column in columns:
+        name = column
+        if column in FIELDS:
+            name, number = f"{column}_column", 2
+            while name in taken:
+                name, number = f"{column}_column_{number}", number + 1
+            taken.add(name)
+        names[column] = name
+    return names
 
 
 def _summarize_labels(preview: UploadPreview, campaign: Campaign) -> None:

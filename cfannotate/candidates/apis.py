@@ -4,7 +4,6 @@ review (list with filters, accept, reject, edit, bulk review).
 Every endpoint is scoped to the campaign's owner.
 """
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.pagination import PageNumberPagination
@@ -23,8 +22,9 @@ from cfannotate.candidates.models import (
     GenerationRun,
 )
 from cfannotate.candidates.uploads import uploaded_bytes
-from cfannotate.core.api_lists import paginated_response
+from cfannotate.core.api_lists import MAX_ID, paginated_response
 from cfannotate.core.exceptions import NotFound
+from cfannotate.core.upload_handlers import OneFileField
 
 
 class ChunkFailureSerializer(serializers.Serializer):
@@ -89,7 +89,7 @@ class GenerationStartApi(APIView):
             min_value=1, max_value=10_000, default=runs.DEFAULT_CHUNK_SIZE
         )
         original_ids = serializers.ListField(
-            child=serializers.IntegerField(min_value=1),
+            child=serializers.IntegerField(min_value=1, max_value=MAX_ID),
             required=False,
             allow_empty=False,
             help_text="Generate for these originals only (e.g. a retry of those with none kept).",
@@ -115,7 +115,7 @@ class _RunActionApi(APIView):
     @extend_schema(request=None, responses=ProgressSerializer)
     def post(self, request: Request, campaign_id: int, run_id: int) -> Response:
         campaign = self.campaign
-        run = get_object_or_404(GenerationRun, pk=run_id, campaign=campaign)
+        run = selectors.generation_run_get(campaign=campaign, run_id=run_id)
         type(self).run_action(run=run)
         run.refresh_from_db()
         return Response(_progress(run))
@@ -207,7 +207,7 @@ class CandidateImportApi(APIView):
 
     @extend_schema_serializer(component_name="CandidateImportInput")
     class InputSerializer(serializers.Serializer):
-        file = serializers.FileField(
+        file = OneFileField(
             help_text="CSV (with a header) or JSONL: original_id, text, optional intended_label."
         )
         score_fluency = serializers.BooleanField(
@@ -252,7 +252,7 @@ class CandidatePredictionsUploadApi(APIView):
 
     @extend_schema_serializer(component_name="CandidatePredictionsInput")
     class InputSerializer(serializers.Serializer):
-        file = serializers.FileField(
+        file = OneFileField(
             help_text="CSV (with a header) or JSONL: id (the candidate's), label, optional "
             "confidence (0 to 1; default 1)."
         )
@@ -353,7 +353,9 @@ class CandidateFilterSerializer(serializers.Serializer):
         max_length=200,
         help_text="In the candidate's or the original's text, or the original's id.",
     )
-    original = serializers.IntegerField(required=False, min_value=1, help_text="An original's id.")
+    original = serializers.IntegerField(
+        required=False, min_value=1, max_value=MAX_ID, help_text="An original's id."
+    )
     ordering = serializers.ChoiceField(
         choices=list(CandidateQuerySet.ORDERINGS),
         required=False,
@@ -449,10 +451,14 @@ class CandidateReviewApi(APIView):
     @extend_schema_serializer(component_name="CandidateReviewInput")
     class InputSerializer(serializers.Serializer):
         accept = serializers.ListField(
-            child=serializers.IntegerField(min_value=1), required=False, max_length=review.MAX_BULK
+            child=serializers.IntegerField(min_value=1, max_value=MAX_ID),
+            required=False,
+            max_length=review.MAX_BULK,
         )
         reject = serializers.ListField(
-            child=serializers.IntegerField(min_value=1), required=False, max_length=review.MAX_BULK
+            child=serializers.IntegerField(min_value=1, max_value=MAX_ID),
+            required=False,
+            max_length=review.MAX_BULK,
         )
 
     @extend_schema_serializer(component_name="CandidateReviewOutput")

@@ -5,6 +5,7 @@ from django import forms
 
 from cfannotate.candidates.models import CandidateSource, CandidateStatus, ControlCode
 from cfannotate.candidates.selectors import CandidateFilters
+from cfannotate.core.api_lists import MAX_ID
 
 FLUENCY_BOUND = 1_000.0  # far beyond any log-probability difference of a sentence
 
@@ -58,7 +59,9 @@ class CandidateFilterForm(forms.Form):
         widget=forms.NumberInput(attrs={"step": "0.5", "size": "5"}),
     )
     search = forms.CharField(required=False, max_length=200)
-    original = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
+    original = forms.IntegerField(
+        required=False, min_value=1, max_value=MAX_ID, widget=forms.HiddenInput
+    )
     ordering = forms.ChoiceField(required=False, label="Order", choices=ORDERING_CHOICES)
 
     def __init__(self, *args, generators: list[str], **kwargs):

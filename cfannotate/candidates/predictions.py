@@ -320,11 +320,11 @@ def candidate_predictions_upload(*, campaign: Campaign, file_name: str, content:
     ids = [
         str(pk) for pk in Candidate.objects.filter(campaign=campaign).values_list("pk", flat=True)
     ]
-    rows = [PREDICTION_COLUMN_NAMES.canonical(row.values) for row in table.rows]
+    rows, named_twice = PREDICTION_COLUMN_NAMES.canonical_rows(table.rows)
     predictions, problems = uploaded_predictions(
-        rows, list(labels), ids, [row.where for row in table.rows]
+        [row.values for row in rows], list(labels), ids, [row.where for row in rows]
     )
-    errors = {**table.errors, **problems}
+    errors = {**table.errors, **named_twice, **problems}
     if errors:
         raise rows_invalid(errors, nothing="no prediction was stored")
     if not predictions:

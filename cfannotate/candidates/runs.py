@@ -20,6 +20,7 @@ from cfannotate.candidates.hooks import candidates_ready_send
 from cfannotate.candidates.models import ChunkState, GenerationChunk, GenerationRun, RunState
 from cfannotate.candidates.selectors import generation_overview
 from cfannotate.core.exceptions import Conflict, InvalidInput
+from cfannotate.core.text import counted
 
 logger = logging.getLogger(__name__)
 
@@ -30,6 +31,8 @@ CHUNK_LEASE = timedelta(minutes=30)
 # The live progress is written at most this often (seconds): enough for a page that
 # polls every 2 s, few enough writes not to slow generation.
 PROGRESS_INTERVAL = 1.0
+# How many unknown original ids a refused run names.
+UNKNOWN_IDS_NAMED = 10
 
 
 def worker_name() -> str:
@@ -57,6 +60,7 @@ def generation_run_create(
         )
     ids = list(campaign.originals.order_by("id").values_list("id", flat=True))
     if original_ids is not None:
+        _raise_unknown_originals(original_ids, known=set(ids))
         wanted = set(original_ids)
         ids = [pk for pk in ids if pk in wanted]
     if not ids:
@@ -70,6 +74,21 @@ def generation_run_create(
         for index, chunk in enumerate(chunks)
     )
     return run
+
+
+def _raise_unknown_originals(original_ids: list[int], *, known: set[int]) -> None:
+    """InvalidInput naming the ids (the first UNKNOWN_IDS_NAMED) of no original of the campaign."""
+    unknown = list(dict.fromkeys(pk for pk in original_ids if pk not in known))
+    if not unknown:
+        return
+    problems = [f"No original {pk} in this campaign." for pk in unknown[:UNKNOWN_IDS_NAMED]]
+    if len(unknown) > UNKNOWN_IDS_NAMED:
+        problems.append(f"And {len(unknown) - UNKNOWN_IDS_NAMED} more.")
+    raise InvalidInput(
+        f"{counted(len(unknown), 'original id')} of original_ids "
+        f"{'is' if len(unknown) == 1 else 'are'} not in this campaign; nothing was started.",
+        fields={"original_ids": problems},
+    )
 
 
 def generation_run_start(

@@ -31,6 +31,7 @@ from cfannotate.candidates.models import (
     GenerationRun,
     RunState,
 )
+from cfannotate.core.exceptions import NotFound
 
 # Failed chunks whose messages the progress shows; the rest are counted, not repeated.
 FAILURES_SHOWN = 3
@@ -79,6 +80,14 @@ class RunProgress:
 
 def latest_run(campaign: Campaign) -> GenerationRun | None:
     return campaign.runs.order_by("-created_at").first()
+
+
+def generation_run_get(*, campaign: Campaign, run_id: int) -> GenerationRun:
+    """A generation run of the campaign; NotFound for any other id."""
+    run = campaign.runs.filter(pk=run_id).first()
+    if run is None:
+        raise NotFound(f"No generation run {run_id} in this campaign.")
+    return run
 
 
 def run_progress(run: GenerationRun) -> RunProgress:

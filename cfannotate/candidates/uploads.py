@@ -53,5 +53,7 @@ def read_candidate_upload(*, file_name: str, content: bytes) -> ParsedUpload:
         max_rows=MAX_UPLOAD_ROWS,
         check_header=COLUMN_NAMES.check_header,
     )
-    rows = [UploadedRow(row.where, COLUMN_NAMES.canonical(row.values)) for row in table.rows]
-    return ParsedUpload(rows=rows, errors=table.errors)
+    rows, errors = COLUMN_NAMES.canonical_rows(table.rows)
+    return ParsedUpload(
+        rows=[UploadedRow(row.where, row.values) for row in rows], errors=table.errors | errors
+    )

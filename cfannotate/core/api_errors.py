@@ -5,10 +5,19 @@ what Django answers before a view runs (no URL matches, a malformed request), so
 clients of `/api/` get the same JSON shape there too and HTML pages keep Django's.
 """
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponsePermanentRedirect,
+    JsonResponse,
+)
+from django.urls import is_valid_path
 from django.views import defaults
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -77,6 +86,7 @@ def exception_handler(exc, context):
 
 
 API_PREFIX = "/api/"
+NO_OPERATION = "Not found: no API operation has this path."
 
 
 def _api_error(message: str, status: int) -> JsonResponse:
@@ -97,8 +107,24 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
 def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     """handler404: no URL matched, e.g. a path id that is not a number."""
     if _is_api(request):
-        return _api_error("Not found: no API operation has this path.", 404)
+        return _api_error(NO_OPERATION, 404)
     return defaults.page_not_found(request, exception)
+
+
+@csrf_exempt  # it changes nothing, and a POST to it must be told the path is unknown
+def api_path_unknown(request: HttpRequest, path: str = "") -> HttpResponse:
+    """The last API URL, matching any path under /api/ no operation has: the API's 404
+    whatever DEBUG says (with DEBUG on, Django answers an unmatched URL with its HTML
+    page, not handler404). A path that lacks only its final slash is redirected there,
+    as CommonMiddleware's APPEND_SLASH would: a GET, that is; other methods would lose
+    their body on the way, so they are told the right path."""
+    if settings.APPEND_SLASH and not request.path_info.endswith("/"):
+        match = is_valid_path(f"{request.path_info}/")
+        if match and match.func is not api_path_unknown:
+            if request.method in ("GET", "HEAD"):
+                return HttpResponsePermanentRedirect(request.get_full_path(force_append_slash=True))
+            return _api_error(f"{NO_OPERATION} Did you mean {request.path}/ (with a slash)?", 404)
+    return _api_error(NO_OPERATION, 404)
 
 
 def server_error(request: HttpRequest) -> HttpResponse:

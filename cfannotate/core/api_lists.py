@@ -8,6 +8,10 @@ from rest_framework.views import APIView
 
 from cfannotate.core.exceptions import InvalidInput
 
+# The largest id a database key holds (a signed 64-bit integer): a larger one given as a
+# filter or in a list is refused as bad input, not sent to the database to overflow there.
+MAX_ID = 2**63 - 1
+
 
 def choice_param(request: Request, name: str, choices: Iterable[str]) -> str | None:
     """The query parameter `name`, None when absent; InvalidInput naming the choices

@@ -14,6 +14,8 @@ import re
 from rest_framework import parsers, serializers
 from rest_framework.exceptions import ParseError
 
+from cfannotate.core.exceptions import InvalidInput
+
 # Records, generator options and mappings nest three or four levels; the limit stays far
 # below Python's recursion limit, which the code that later walks the value shares.
 MAX_DEPTH = 64
@@ -107,7 +109,10 @@ class BoundedJSONParser(parsers.JSONParser):
             raise ParseError(f"JSON parse error - {error}") from None
         if where := nul_at(value):
             # PostgreSQL cannot store the character in text; no input of ours needs it.
-            raise ParseError(f"The body holds a NUL character (\\u0000) in {where}; remove it.")
+            raise InvalidInput(
+                f"The body holds a NUL character (\\u0000) in {where}; remove it.",
+                fields={where: ["Holds a NUL character (\\u0000); remove it."]},
+            )
         return value
 
 

@@ -33,6 +33,7 @@ LAZY_MODULES = (
     "generation.relationship",
     "generation.selection",
     "generation.slicing",
+    "generation.strategies",
     "generation.tokens",
 )
 

@@ -122,14 +122,45 @@ class ColumnNames:
         return str(header)
 
     def canonical(self, values: dict) -> dict:
-        """A row's values under our names; of two spellings of one column, the first wins."""
-        result: dict = {}
-        for key, value in values.items():
-            result.setdefault(self.name_of(key), value)
-        return result
+        """A row's values under our names (rows naming a column twice are refused before:
+        `check_header`, `canonical_rows`)."""
+        return {self.name_of(key): value for key, value in values.items()}
+
+    def canonical_rows(self, rows: list[TableRow]) -> tuple[list[TableRow], dict[str, list[str]]]:
+        """The rows under our names, and the errors of those whose keys name one column
+        twice (JSONL objects: a CSV header that does is refused by `check_header`)."""
+        kept, errors = [], {}
+        for row in rows:
+            twice = self.named_twice(list(row.values))
+            if twice:
+                errors[row.where] = [twice]
+            else:
+                kept.append(TableRow(row.where, self.canonical(row.values)))
+        return kept, errors
+
+    def named_twice(self, headers: list) -> str | None:
+        """Why `headers` name one of our columns twice under two spellings, or None."""
+        first: dict[str, object] = {}
+        for header in headers:
+            name = self.name_of(header)
+            if name not in self.spellings:
+                continue
+            if name in first:
+                return (
+                    f"{str(first[name])!r} and {str(header)!r} both name the {name} column; "
+                    "keep one of them."
+                )
+            first[name] = header
+        return None
 
     def check_header(self, header: list[str]) -> None:
-        """InvalidInput naming the required columns the header lacks (for `table_read`)."""
+        """InvalidInput naming the required columns the header lacks, or a column it names
+        twice (for `table_read`)."""
+        twice = self.named_twice(header)
+        if twice:
+            raise InvalidInput(
+                f"The header names a column twice: {twice}", fields={"columns": [twice]}
+            )
         found = {self.name_of(name) for name in header}
         missing = [name for name in self.required if name not in found]
         if not missing:

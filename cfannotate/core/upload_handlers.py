@@ -6,6 +6,9 @@ arrive, so a 2 GB upload costs neither memory nor disk, and the view can still
 say how large the file was. Views opt in with `@limit_uploads` (HTML) or
 `LimitedUploadMixin` (DRF); the handlers must be set before anything reads the
 request body, which is why the CSRF check moves inside (Django's documented way).
+
+A request may also carry several files under one name, of which Django keeps the last;
+`one_upload` (pages) and `OneFileField` (API) refuse it instead of dropping the others.
 """
 
 from collections.abc import Callable
@@ -16,6 +19,9 @@ from django.core.files.uploadedfile import UploadedFile
 from django.core.files.uploadhandler import TemporaryFileUploadHandler
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
+from rest_framework import serializers
+
+from cfannotate.core.exceptions import InvalidInput
 
 
 class OversizedUpload(UploadedFile):
@@ -74,3 +80,28 @@ class LimitedUploadMixin:
     def initialize_request(self, request: HttpRequest, *args, **kwargs):
         request.upload_handlers = limited_handlers(request)
         return super().initialize_request(request, *args, **kwargs)
+
+
+def _several_files(count: int) -> str:
+    return f"Send one file at a time; this request has {count}, and only one would be read."
+
+
+def one_upload(files, name: str = "file") -> UploadedFile | None:
+    """The file uploaded as `name`, or None; InvalidInput when there are several."""
+    uploads = files.getlist(name)
+    if len(uploads) > 1:
+        raise InvalidInput(_several_files(len(uploads)), fields={name: ["One file at a time."]})
+    return uploads[0] if uploads else None
+
+
+class OneFileField(serializers.FileField):
+    """A serializer's file, refused when the request carries several under its name."""
+
+    def get_value(self, dictionary):
+        uploads = dictionary.getlist(self.field_name) if hasattr(dictionary, "getlist") else []
+        return uploads if len(uploads) > 1 else super().get_value(dictionary)
+
+    def to_internal_value(self, data):
+        if isinstance(data, list):
+            raise serializers.ValidationError(_several_files(len(data)))
+        return super().to_internal_value(data)

@@ -51,6 +51,9 @@ def _publish(
         raise Conflict(
             "Open the campaign for labeling before publishing it: workers would find it closed."
         )
+    provider = provider_for(platform)
+    # A site that cannot publish there records nothing; what the platform refuses is kept.
+    provider.check_configured(sandbox=sandbox)
     with transaction.atomic():
         publication = Publication(
             campaign=campaign,
@@ -70,7 +73,7 @@ def _publish(
             action,
             fix="Sync the status to see what was created on the platform before trying again.",
         ) as call:
-            provider_for(platform).publish(
+            provider.publish(
                 publication=publication,
                 entry_url=entry_url(publication=publication, base_url=base_url),
             )

@@ -69,20 +69,37 @@ class EvaluationRunApi(APIView):
             max_value=services.MAX_FOLDS,
             default=services.DEFAULT_FOLDS,
         )
-        seed = serializers.IntegerField(required=False, min_value=0, default=0)
+        seed = serializers.IntegerField(
+            required=False, min_value=0, max_value=services.MAX_SEED, default=0
+        )
         bootstrap = serializers.IntegerField(
             required=False,
             min_value=1,
             max_value=services.MAX_BOOTSTRAP,
             default=services.DEFAULT_BOOTSTRAP,
         )
-        n = serializers.IntegerField(required=False, allow_null=True, min_value=1, default=None)
-        m = serializers.IntegerField(required=False, allow_null=True, min_value=1, default=None)
+        n = serializers.IntegerField(
+            required=False,
+            allow_null=True,
+            min_value=1,
+            max_value=services.MAX_SIZE,
+            default=None,
+            help_text="Originals in both training sets; null: the most the data allows.",
+        )
+        m = serializers.IntegerField(
+            required=False,
+            allow_null=True,
+            min_value=1,
+            max_value=services.MAX_SIZE,
+            default=None,
+            help_text="Counterfactuals added (aug) or further originals (comp); null: the most "
+            "the data allows.",
+        )
         test_fraction = serializers.FloatField(
             required=False, min_value=0.01, max_value=0.99, default=services.DEFAULT_TEST_FRACTION
         )
         seeds = serializers.ListField(
-            child=serializers.IntegerField(min_value=0),
+            child=serializers.IntegerField(min_value=0, max_value=services.MAX_SEED),
             required=False,
             min_length=1,
             max_length=services.MAX_SEEDS,

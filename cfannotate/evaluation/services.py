@@ -24,6 +24,7 @@ from generation.evaluation import (
     AugmentationConfig,
     BootstrapConfig,
     Predictions,
+    SizeError,
     augmentation_report,
     contrast_report,
     cross_fitted_predictions,
@@ -40,6 +41,10 @@ DEFAULT_BOOTSTRAP = 1000
 MAX_BOOTSTRAP = 10_000
 MAX_FOLDS = 20
 MAX_SEEDS = 10
+# Seeds reach NumPy and scikit-learn, which take 0 to 2**32 - 1.
+MAX_SEED = 2**32 - 1
+# Table 3's sizes count originals and counterfactuals: far more than a campaign holds.
+MAX_SIZE = 1_000_000
 
 
 def _require(condition: bool, field: str, message: str) -> None:
@@ -140,6 +145,7 @@ def _table2(
         "bootstrap",
         f"bootstrap must be between 1 and {MAX_BOOTSTRAP} resamples, got {bootstrap}.",
     )
+    _require(0 <= seed <= MAX_SEED, "seed", f"seed must be between 0 and {MAX_SEED}, got {seed}.")
     data = evaluation_data(campaign, kind=EvaluationKind.TABLE2)
     if not data.counterfactuals:
         raise InvalidInput(
@@ -182,7 +188,9 @@ def _table2(
             bootstrap=BootstrapConfig(replicates=bootstrap),
         )
     except ValueError as error:
-        raise InvalidInput(f"Table 2 cannot be computed: {error}") from None
+        # With a training set, what the baseline cannot learn is that set's problem.
+        fields = {"training_records": [str(error)]} if training_records is not None else {}
+        raise InvalidInput(f"Table 2 cannot be computed: {error}", fields=fields) from None
     return source, parameters, {**_as_json(report), **extra}
 
 
@@ -195,7 +203,11 @@ def _table3(
     seeds: Sequence[int],
 ) -> tuple[str, dict, dict]:
     for name, value in (("n", n), ("m", m)):
-        _require(value is None or value >= 1, name, f"{name} must be at least 1, got {value}.")
+        _require(
+            value is None or 1 <= value <= MAX_SIZE,
+            name,
+            f"{name} must be between 1 and {MAX_SIZE:,}, got {value}.",
+        )
     _require(
         0 < test_fraction < 1,
         "test_fraction",
@@ -208,11 +220,20 @@ def _table3(
         f"Give between 1 and {MAX_SEEDS} seeds, got {len(seeds)}.",
     )
     _require(len(set(seeds)) == len(seeds), "seeds", f"Seeds repeat: {seeds}.")
-    _require(all(seed >= 0 for seed in seeds), "seeds", "Seeds must not be negative.")
+    _require(
+        all(0 <= seed <= MAX_SEED for seed in seeds),
+        "seeds",
+        f"Each seed must be between 0 and {MAX_SEED}.",
+    )
     data = evaluation_data(campaign, kind=EvaluationKind.TABLE3)
     config = AugmentationConfig(n=n, m=m, test_fraction=test_fraction, seeds=tuple(seeds))
     try:
         report = augmentation_report(data.originals, data.counterfactuals, config=config)
+    except SizeError as error:
+        raise InvalidInput(
+            f"Table 3 cannot be computed: {error}",
+            fields={option: [str(error)] for option in error.options},
+        ) from None
     except ValueError as error:
         raise InvalidInput(f"Table 3 cannot be computed: {error}") from None
     parameters = {"n": n, "m": m, "test_fraction": test_fraction, "seeds": seeds}

@@ -130,21 +130,34 @@ def _authored_items_checked(
         if not isinstance(item, Mapping):
             problems.append((where, "Each item is an object with text, valid and label."))
             continue
-        text = str(item.get("text") or "").strip()
-        if not text:
-            problems.append((f"{where}.text", "The text is empty."))
-        elif len(text) > MAX_TEXT_CHARS:
-            problems.append((f"{where}.text", f"Longer than {MAX_TEXT_CHARS} characters."))
-        elif original is not None and text == original.text:
-            problems.append((f"{where}.text", "The same as the original."))
-        elif text in seen:
-            problems.append((f"{where}.text", "Given twice in this round."))
+        given = item.get("text")
+        text = given.strip() if isinstance(given, str) else ""
+        problem = _item_text_problem(given, text, original, seen)
+        if problem:
+            problems.append((f"{where}.text", problem))
         seen.add(text)
         answer, answer_problems = gold_answer_checked(item, lookup, where)
         problems += answer_problems
         if answer is not None:
             checked.append((text, answer))
     return checked, problems
+
+
+def _item_text_problem(
+    given: object, text: str, original: Original | None, seen: set[str]
+) -> str | None:
+    """What is wrong with an item's text (`given`, and `text` stripped), or None."""
+    if given is not None and not isinstance(given, str):
+        return "Give the text as a string in quotes, not a list, an object, a number or true/false."
+    if not text:
+        return "The text is empty."
+    if len(text) > MAX_TEXT_CHARS:
+        return f"Longer than {MAX_TEXT_CHARS} characters."
+    if original is not None and text == original.text:
+        return "The same as the original."
+    if text in seen:
+        return "Given twice in this round."
+    return None
 
 
 def _original_in_units(original: Original) -> bool:
@@ -219,6 +232,7 @@ def gold_rounds_import(*, campaign: Campaign, records: Iterable[Mapping[str, obj
     given_out = originals_given_out(campaign.originals.all())
     errors: list[RowError] = []
     plans = []
+    first_rows: dict[tuple[int, str], int] = {}
     for row, record in enumerate(records, start=1):
         if not isinstance(record, Mapping):
             errors.append(RowError(row, "record", "Each row is an object."))
@@ -237,6 +251,8 @@ def gold_rounds_import(*, campaign: Campaign, records: Iterable[Mapping[str, obj
         if not any(field == "items" for field, _ in shape):
             checked, item_problems = _authored_items_checked(items, lookup, original)
             problems += item_problems
+        if not problems:
+            problems += _items_repeated(original, items, row, first_rows)
         errors += [RowError(row, field, message) for field, message in problems]
         if not problems:
             plans.append((original, kind, checked))
@@ -249,6 +265,27 @@ def gold_rounds_import(*, campaign: Campaign, records: Iterable[Mapping[str, obj
         entries = _authored_candidates(campaign, original, checked)
         gold_round_create(campaign=campaign, original=original, kind=kind, entries=entries)
     return len(plans)
+
+
+def _items_repeated(
+    original: Original, items: list, row: int, first_rows: dict[tuple[int, str], int]
+) -> Problems:
+    """Checked items whose text an earlier row gave the same original: one counterfactual,
+    which can be in one round only. Remembers this row's texts for the rows after it."""
+    problems: Problems = []
+    for number, item in enumerate(items, start=1):
+        key = (original.pk, item["text"].strip())
+        if key in first_rows:
+            problems.append(
+                (
+                    f"items[{number}].text",
+                    f"The same text as row {first_rows[key]} for the same original; "
+                    "each counterfactual can be in one round only.",
+                )
+            )
+        else:
+            first_rows[key] = row
+    return problems
 
 
 def gold_rounds_upload(*, campaign: Campaign, file_name: str, content: bytes) -> int:

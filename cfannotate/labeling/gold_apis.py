@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 from cfannotate.core import tabular
 from cfannotate.core.api_lists import choice_param, paginated_response
 from cfannotate.core.exceptions import InvalidInput, NotFound
+from cfannotate.core.upload_handlers import OneFileField
 from cfannotate.labeling import gold
 from cfannotate.labeling.models import GoldKind
 from cfannotate.labeling.promotion import candidates_promote_to_gold
@@ -141,7 +142,7 @@ class GoldRoundImportApi(APIView):
 
     @extend_schema_serializer(component_name="GoldImportInput")
     class InputSerializer(serializers.Serializer):
-        file = serializers.FileField(
+        file = OneFileField(
             help_text='JSONL: {"original_id", "kind": "gold"|"training", "items": [{"text", '
             '"valid", "label", "explanation"}]} a line.'
         )

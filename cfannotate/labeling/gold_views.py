@@ -22,6 +22,7 @@ from cfannotate.core import tabular
 from cfannotate.core.exceptions import CfannotateError, InvalidInput
 from cfannotate.core.htmx import HtmxHttpRequest
 from cfannotate.core.text import counted, sentence
+from cfannotate.core.upload_handlers import one_upload
 from cfannotate.labeling import gold
 from cfannotate.labeling.models import GoldKind, UnitItem
 from cfannotate.labeling.promotion import candidates_promote_to_gold
@@ -78,8 +79,8 @@ def gold_import(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     """Rounds from an uploaded JSONL file, all or none (`gold.gold_rounds_upload`): the gold
     page again with what was made, or the upload form with why nothing was."""
     campaign = request.campaign
-    upload = request.FILES.get("file")
     try:
+        upload = one_upload(request.FILES)
         if upload is None:
             raise InvalidInput(
                 "Choose a JSONL file of rounds to upload.", fields={"file": ["No file."]}
@@ -136,6 +137,7 @@ def _pick_context(campaign, original, post, error=None) -> dict:
         "labels": campaign.labels.all(),
         "kinds": GoldKind.choices,
         "kind": post.get("kind", GoldKind.GOLD),
+        "training_most": gold.MAX_ITEMS,
         "error": error,
     }
 

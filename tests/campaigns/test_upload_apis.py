@@ -206,3 +206,15 @@ def test_utf8_with_the_byte_order_mark_excel_writes_is_imported(api_client, nli)
     assert response.status_code == 201, response.json()
     assert response.json()["encoding"] == "utf-8-sig"
     assert list(nli.originals.values_list("text", flat=True)) == ["Il se repose à peine."]
+
+
+def test_two_files_in_one_request_are_refused_and_neither_imported(api_client, nli):
+    second = CSV.replace(b"p1", b"p2")
+    response = api_client.post(
+        url(nli), {"file": [file(CSV), file(second, "more.csv")]}, format="multipart"
+    )
+    assert response.status_code == 400
+    assert response.json()["fields"] == {
+        "file": ["Send one file at a time; this request has 2, and only one would be read."]
+    }
+    assert not Original.objects.exists()

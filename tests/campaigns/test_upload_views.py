@@ -489,3 +489,16 @@ def test_a_file_over_50_mb_is_dropped_as_it_streams_in(client, researcher, campa
     assert f"The file has {size:,} bytes; the limit is 52,428,800." in html
     assert peak < 8 * 1024 * 1024, f"{peak:,} bytes allocated while the upload streamed in"
     assert not Original.objects.exists()
+
+
+def test_two_files_in_one_post_are_refused_and_none_is_kept(
+    client, researcher, campaign, upload_dir
+):
+    client.force_login(researcher)
+    files = [SimpleUploadedFile(name, CSV, content_type="text/csv") for name in ("a.csv", "b.csv")]
+    response = client.post(
+        reverse("original-upload", args=[campaign.id]), {"file": files}, HTTP_HX_REQUEST="true"
+    )
+    assert response.status_code == 400
+    assert "Send one file at a time; this request has 2" in response.content.decode()
+    assert kept_files(upload_dir) == [] and not Original.objects.exists()

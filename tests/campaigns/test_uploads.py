@@ -134,6 +134,16 @@ def test_the_researcher_mapping_overrides_the_guesses(campaign):
     assert original.text == "Chosen." and original.extra == {"text_column": "Guessed."}
 
 
+def test_an_unmapped_id_column_beside_an_id_column_column_loses_no_value(campaign):
+    content = "text,label,id,id_column,id_column_2\nGood.,positive,a,b,c\n"
+    assert upload(campaign, content, mapping={"id": None}) == 1
+    assert campaign.originals.get().extra == {
+        "id_column": "b",
+        "id_column_2": "c",
+        "id_column_3": "a",
+    }
+
+
 def test_a_mapping_that_does_not_fit_the_file_is_refused(campaign):
     columns = ["review", "stars"]
     with pytest.raises(InvalidInput) as caught:
@@ -217,6 +227,16 @@ def test_bad_json_lines_are_reported_with_their_numbers(campaign):
     with pytest.raises(InvalidInput):
         originals_upload(campaign=campaign, preview=result)
     assert not campaign.originals.exists()
+
+
+def test_a_json_file_of_one_array_says_each_line_must_be_an_object(campaign):
+    content = '[{"text": "Good.", "label": "positive"}, {"text": "Bad.", "label": "negative"}]\n'
+    with pytest.raises(InvalidInput) as caught:
+        preview(campaign, content, "data.json")
+    assert caught.value.message == (
+        "1 row is invalid; the file has no columns to map, so nothing was imported."
+    )
+    assert caught.value.fields == {"line 1": ["Each line must be a JSON object, {...}."]}
 
 
 def test_ragged_rows_are_errors_whichever_way_they_are_ragged(campaign):

@@ -58,7 +58,7 @@ def test_every_problem_is_named_by_its_entry_and_option():
     }
     assert "choose one of: polyjuice" in fields["generators[0].name"][0]
     assert "unknown option" in fields["generators[2].colour"][0]
-    assert "min_valence must be in (0, 4]" in fields["generators[2].min_valence"][0]
+    assert fields["generators[2].min_valence"] == ["Must be above 0 and at most 4."]
     assert "per_prompt=3 > num_beams=2" in fields["generators[3].num_beams"][0]
 
 
@@ -69,6 +69,50 @@ def test_options_valid_only_together_blame_the_combination_not_each():
     assert entries[0].options == {"num_beams": 2, "per_prompt": 2}
     fields = problems([{"name": "polyjuice", "num_beams": 2, "per_prompt": 2, "temperature": -1}])
     assert set(fields) == {"generators[0].temperature"}
+
+
+@pytest.mark.parametrize(
+    ("entry", "option"),
+    [
+        ({"strategy": "zzz"}, "strategy"),
+        ({"seed": 2**70}, "seed"),
+        ({"seed": -1}, "seed"),
+        ({"batch_size": 0}, "batch_size"),
+        ({"batch_size": -1}, "batch_size"),
+        ({"max_blanks": 0}, "max_blanks"),
+        ({"max_blanks": -3}, "max_blanks"),
+        ({"blank_sets": -1}, "blank_sets"),
+        ({"num_beams": 0}, "num_beams"),
+        ({"per_prompt": 10**6}, "per_prompt"),
+        ({"top_p": 0}, "top_p"),
+        ({"temperature": 10**400}, "temperature"),
+        ({"name": "concept-steered", "prune_factor": 0}, "prune_factor"),
+        ({"name": "lexicon-replace", "proposal_count": 10**9}, "proposal_count"),
+    ],
+)
+def test_options_no_run_can_use_are_refused_naming_the_option(entry, option):
+    fields = problems([{"name": "polyjuice", **entry}])
+    assert set(fields) == {f"generators[0].{option}"}
+
+
+def test_an_unknown_strategy_and_a_seed_out_of_range_say_what_is_accepted():
+    fields = problems([{"name": "polyjuice", "strategy": "zzz", "seed": 2**32}])
+    assert fields["generators[0].strategy"] == [
+        "Unknown prompting strategy 'zzz'; choose auto, native, fewshot."
+    ]
+    assert fields["generators[0].seed"] == ["Must be at least 0 and at most 4294967295."]
+    (entry,) = entries_from_settings(
+        [{"name": "polyjuice", "strategy": "fewshot", "seed": 2**32 - 1}], label_values=SENTIMENT
+    )
+    assert entry.options["seed"] == 2**32 - 1
+
+
+def test_every_numeric_option_of_every_generator_is_bounded_around_its_default():
+    for info in generator_settings.generator_catalog():
+        for option, default in info.defaults.items():
+            if isinstance(default, int | float) and not isinstance(default, bool):
+                bounds = generator_settings.OPTION_BOUNDS[option]
+                assert bounds.problem(default) is None, (info.name, option)
 
 
 @pytest.mark.parametrize("generators", ["polyjuice", {"name": "polyjuice"}, 3])
@@ -181,8 +225,8 @@ def test_with_the_default_engine_nothing_is_filled_in():
         ({"server_api": "grpc"}, "server_api", "server_api must be one of"),
         ({"server_concurrency": 0}, "server_concurrency", "at least 1"),
         ({"server_concurrency": "many"}, "server_concurrency", ""),
-        ({"server_timeout": -1}, "server_timeout", "must be positive"),
-        ({"server_retries": -1}, "server_retries", "0 or more"),
+        ({"server_timeout": -1}, "server_timeout", "Must be above 0"),
+        ({"server_retries": -1}, "server_retries", "Must be at least 0"),
         ({"server_colour": "red"}, "server_colour", "unknown option"),
         ({"engine": "vllm"}, "engine", "Unknown engine 'vllm'"),
         ({"engine": "loop"}, "server_url", "choose engine 'server'"),

@@ -403,6 +403,23 @@ def test_an_upload_without_a_label_column_is_refused_whole(campaign):
         _upload(campaign, "id,score\n1,0.5\n")
 
 
+def test_an_upload_naming_a_column_twice_is_refused_naming_both(campaign):
+    with pytest.raises(InvalidInput, match="'label' and 'prediction' both name the label"):
+        _upload(campaign, "id,label,prediction\n1,negative,positive\n")
+    candidate = make_candidate(campaign.originals.first(), text="A bad film.")
+    with pytest.raises(InvalidInput) as caught:
+        _upload(
+            campaign,
+            f'{{"id": {candidate.pk}, "label": "negative", "score": 1, "confidence": 0.5}}\n',
+            "predictions.jsonl",
+        )
+    assert caught.value.fields == {
+        "line 1": ["'score' and 'confidence' both name the confidence column; keep one of them."]
+    }
+    candidate.refresh_from_db()
+    assert candidate.prediction_source == ""
+
+
 def test_another_researchers_campaign_takes_no_predictions(other_researcher, campaign):
     from rest_framework.test import APIClient
 

@@ -82,6 +82,7 @@ def test_list_filters_orders_and_paginates(api_client, campaign):
         ({"min_fluency": "nan"}, "min_fluency"),
         ({"min_fluency": 3, "max_fluency": 1}, "max_fluency"),
         ({"original": "abc"}, "original"),
+        ({"original": "99999999999999999999"}, "original"),
         ({"ordering": "random"}, "ordering"),
         ({"search": "x" * 201}, "search"),
     ],

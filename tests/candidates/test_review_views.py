@@ -78,6 +78,8 @@ def test_bad_filters_are_a_400_with_the_reason(logged_in, campaign):
     assert response.status_code == 400
     html = response.content.decode()
     assert "Some filters are invalid." in html and "min_fluency" in html and "status" in html
+    too_large = logged_in.get(url, {"original": "99999999999999999999"})
+    assert too_large.status_code == 400 and "original" in too_large.content.decode()
 
 
 def test_accept_and_reject_swap_the_row(logged_in, campaign):

@@ -83,6 +83,26 @@ def test_a_required_column_missing_fails_the_file(header, missing):
     assert "columns" in caught.value.fields
 
 
+def test_a_header_naming_one_column_under_two_spellings_fails_the_file():
+    with pytest.raises(InvalidInput) as caught:
+        read("original_id,Original,text\ns01,s02,Not great.\n")
+    twice = "'original_id' and 'Original' both name the original_id column; keep one of them."
+    assert caught.value.message == f"The header names a column twice: {twice}"
+    assert caught.value.fields == {"columns": [twice]}
+
+
+def test_a_jsonl_line_naming_one_column_twice_is_its_error():
+    parsed = read(
+        '{"original_id": "s01", "text": "Not great."}\n'
+        '{"original_id": "s01", "text": "Fine.", "counterfactual": "Bad."}\n',
+        "c.jsonl",
+    )
+    assert [row.where for row in parsed.rows] == ["line 1"]
+    assert parsed.errors == {
+        "line 2": ["'text' and 'counterfactual' both name the text column; keep one of them."]
+    }
+
+
 def test_a_row_with_more_cells_than_columns_is_an_error():
     parsed = read("original_id,text\ns01,It is bad, really\ns02,Fine.\n")
     assert "3 cells but 2 columns" in parsed.errors["row 2"][0]

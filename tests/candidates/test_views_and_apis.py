@@ -84,6 +84,46 @@ def test_api_rejects_bad_chunk_size(api_client, campaign):
     assert response.status_code == 400 and "chunk_size" in response.json()["fields"]
 
 
+def test_api_refuses_original_ids_of_no_original_of_the_campaign(api_client, campaign):
+    foreign = make_original(make_campaign())
+    mine = campaign.originals.first()
+    response = api_client.post(
+        f"/api/campaigns/{campaign.id}/generation/start/",
+        {"original_ids": [mine.pk, foreign.pk, 123456]},
+        format="json",
+    )
+    assert response.status_code == 400
+    assert response.json()["fields"] == {
+        "original_ids": [
+            f"No original {foreign.pk} in this campaign.",
+            "No original 123456 in this campaign.",
+        ]
+    }
+    assert not GenerationRun.objects.exists()
+
+
+def test_api_names_at_most_ten_unknown_original_ids(api_client, campaign):
+    response = api_client.post(
+        f"/api/campaigns/{campaign.id}/generation/start/",
+        {"original_ids": list(range(900_000, 900_025))},
+        format="json",
+    )
+    problems = response.json()["fields"]["original_ids"]
+    assert len(problems) == 11 and problems[-1] == "And 15 more."
+    assert response.json()["message"].startswith("25 original ids of original_ids are not")
+
+
+@pytest.mark.parametrize("action", ["cancel", "retry"])
+def test_api_run_actions_name_a_run_of_no_such_campaign(api_client, campaign, action):
+    foreign = GenerationRun.objects.create(campaign=make_campaign(), chunk_size=1)
+    base = f"/api/campaigns/{campaign.id}/generation/"
+    for run_id in (foreign.pk, 99999):
+        response = api_client.post(f"{base}{run_id}/{action}/")
+        assert response.status_code == 404
+        assert response.json()["message"] == f"No generation run {run_id} in this campaign."
+    assert GenerationRun.objects.get(pk=foreign.pk).state == RunState.QUEUED
+
+
 # -- importing candidates --------------------------------------------------------------------
 
 IMPORT_CSV = b"original_id,text,intended_label\ns01,It is not great for kids.,negative\n"
@@ -103,6 +143,17 @@ def import_campaign(researcher):
 
 def _upload(content: bytes, name: str = "mine.csv") -> SimpleUploadedFile:
     return SimpleUploadedFile(name, content, content_type="text/csv")
+
+
+def test_api_refuses_two_files_in_one_request(api_client, import_campaign):
+    for kind in ("import", "predictions"):
+        response = api_client.post(
+            f"/api/campaigns/{import_campaign.id}/candidates/{kind}/",
+            {"file": [_upload(IMPORT_CSV), _upload(IMPORT_CSV, "other.csv")]},
+            format="multipart",
+        )
+        assert response.status_code == 400 and list(response.json()["fields"]) == ["file"]
+    assert not Candidate.objects.exists()
 
 
 def test_api_imports_a_file(api_client, import_campaign, django_capture_on_commit_callbacks):

@@ -43,3 +43,30 @@ def test_token_authentication_works(researcher):
     assert client.get("/api/campaigns/").status_code == 200
     client.credentials(HTTP_AUTHORIZATION="Token not-a-real-token")
     assert client.get("/api/campaigns/").status_code in (401, 403)
+
+
+@pytest.mark.parametrize("path", ["/api/nonexistent/", "/api/campaigns/abc/", "/api/x/y/z"])
+@pytest.mark.parametrize("method", ["get", "post", "delete"])
+def test_an_unknown_api_path_is_the_json_404_with_debug_on(api_client, settings, path, method):
+    settings.DEBUG = True  # Django's own 404 page is HTML then, whatever handler404 says
+    response = getattr(api_client, method)(path)
+    assert response.status_code == 404
+    assert response.json() == {
+        "message": "Not found: no API operation has this path.",
+        "fields": {},
+    }
+
+
+def test_an_api_path_without_its_final_slash_is_redirected_or_named(api_client, settings):
+    settings.DEBUG = True
+    response = api_client.get("/api/campaigns")
+    assert response.status_code == 301 and response["Location"] == "/api/campaigns/"
+    posted = api_client.post("/api/campaigns/create", {"name": "x"}, format="json")
+    assert posted.status_code == 404
+    assert posted.json()["message"].endswith("Did you mean /api/campaigns/create/ (with a slash)?")
+
+
+def test_other_unknown_paths_keep_djangos_page(client, db, settings):
+    settings.DEBUG = True
+    response = client.get("/nonexistent/")
+    assert response.status_code == 404 and "text/html" in response["Content-Type"]

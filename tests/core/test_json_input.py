@@ -174,9 +174,10 @@ def test_a_nul_character_anywhere_in_a_body_is_a_400_naming_where(
         f"/api/campaigns/{campaign.id}/originals/import/", body, format="json"
     )
     assert response.status_code == 400
-    assert response.json()["message"] == (
-        f"The body holds a NUL character (\\u0000) in {where}; remove it."
-    )
+    assert response.json() == {
+        "message": f"The body holds a NUL character (\\u0000) in {where}; remove it.",
+        "fields": {where: ["Holds a NUL character (\\u0000); remove it."]},
+    }
     assert not Original.objects.exists()
 
 

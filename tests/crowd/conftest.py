@@ -30,6 +30,7 @@ def mturk_stub(monkeypatch):
     )
     stubber = Stubber(client)
     stubber.environments = []
+    monkeypatch.setattr(mturk, "mturk_credentials_found", lambda: True)
     monkeypatch.setattr(
         mturk,
         "mturk_client",

@@ -16,6 +16,7 @@ from cfannotate.crowd.models import (
     Publication,
     WorkerBlock,
 )
+from cfannotate.crowd.providers import mturk
 from cfannotate.crowd.services import personal_link_create
 from cfannotate.labeling.assignments import assignment_start
 from tests.crowd.conftest import finish
@@ -150,6 +151,29 @@ def test_publishing_without_https_explains_the_setting(owner, campaign, settings
     settings.CROWD_PUBLIC_URL = ""
     response = _post(owner, "api-mturk-publish", campaign, body=MTURK)
     assert response.status_code == 400 and "CFANNOTATE_PUBLIC_URL" in response.json()["message"]
+
+
+def test_publishing_without_credentials_records_nothing(owner, campaign, settings, monkeypatch):
+    monkeypatch.setattr(mturk, "mturk_credentials_found", lambda: False)
+    settings.CROWD_PROLIFIC_TOKEN = ""
+    for name, body, says in [
+        ("api-mturk-publish", MTURK, "MTurk credentials are not configured"),
+        ("api-prolific-study", PROLIFIC, "CFANNOTATE_PROLIFIC_TOKEN is not set"),
+    ]:
+        for _ in range(2):
+            response = _post(owner, name, campaign, body=body)
+            assert response.status_code == 502 and says in response.json()["message"]
+    assert not Publication.objects.exists() and not PlatformAction.objects.exists()
+
+
+def test_a_refusal_of_the_platform_itself_is_kept_as_a_failed_publication(
+    owner, campaign, mturk_stub
+):
+    mturk_stub.add_client_error("create_hit_type", service_error_code="ServiceFailure")
+    response = _post(owner, "api-mturk-publish", campaign, body=MTURK)
+    assert response.status_code == 502
+    assert Publication.objects.get().status == "failed"
+    assert PlatformAction.objects.get(action="publish").outcome == "failed"
 
 
 def test_a_prolific_draft_study(owner, campaign, prolific):

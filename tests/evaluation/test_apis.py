@@ -56,6 +56,11 @@ def test_table3_runs_with_its_sizes(api_client, evaluable):
         ({"kind": "table2", "bootstrap": 0}, "bootstrap"),
         ({"kind": "table2", "predictions": []}, "predictions"),
         ({"kind": "table2", "predictions": ["a row"]}, "predictions.0"),
+        ({"kind": "table2", "seed": 2**70}, "seed"),
+        ({"kind": "table2", "seed": 2**32}, "seed"),
+        ({"kind": "table3", "seeds": [1180591620717411303424]}, "seeds.0"),
+        ({"kind": "table3", "n": 10**9}, "n"),
+        ({"kind": "table3", "m": 10**9}, "m"),
     ],
 )
 def test_bad_input_is_a_400_with_field_errors(api_client, campaign, payload, field):
@@ -82,6 +87,25 @@ def test_what_the_data_cannot_give_is_a_400_that_says_why(api_client, labeled):
     cross_fit = api_client.post(url(labeled.campaign, "run/"), {"kind": "table2"}, format="json")
     assert cross_fit.status_code == 400
     assert "Upload a training set" in cross_fit.json()["message"]
+
+
+def test_sizes_the_campaign_cannot_give_are_a_400_under_their_field(api_client, evaluable):
+    response = api_client.post(
+        url(evaluable.campaign, "run/"),
+        {"kind": "table3", "n": 10_000, "test_fraction": 0.5, "seeds": [3]},
+        format="json",
+    )
+    both = api_client.post(
+        url(evaluable.campaign, "run/"),
+        {"kind": "table3", "n": 6, "m": 1, "test_fraction": 0.5, "seeds": [3]},
+        format="json",
+    )
+    assert both.status_code == 400 and set(both.json()["fields"]) == {"n", "m"}
+    assert response.status_code == 400
+    body = response.json()
+    assert set(body["fields"]) == {"n"}
+    assert body["fields"]["n"][0].startswith("No room for counterfactuals")
+    assert not Evaluation.objects.exists()
 
 
 def test_an_unknown_kind_filter_is_a_400(api_client, campaign):

@@ -179,6 +179,8 @@ def test_table3_trains_comp_and_aug_and_stores_mean_and_std(evaluable):
         ({"seeds": []}, "seeds"),
         ({"seeds": [1, 1]}, "seeds"),
         ({"n": 0}, "n"),
+        ({"seeds": [2**32]}, "seeds"),
+        ({"m": 10**9}, "m"),
         ({"predictions": [{"id": "x", "label": "negative"}]}, "predictions"),
         ({"training_records": [{"text": "x", "label": "negative"}]}, "training_records"),
     ],
@@ -190,8 +192,17 @@ def test_table3_refuses_bad_options_with_the_field(evaluable, options, field):
 
 
 def test_table3_refuses_sizes_the_campaign_cannot_give(evaluable):
-    with pytest.raises(InvalidInput, match="m = 5 counterfactuals asked for"):
+    with pytest.raises(InvalidInput, match="m = 5 counterfactuals asked for") as raised:
         evaluation_run(campaign=evaluable.campaign, kind="table3", m=5, test_fraction=0.5)
+    assert list(raised.value.fields) == ["m"]
+
+
+def test_table2_refuses_a_seed_numpy_cannot_take(labeled):
+    with pytest.raises(InvalidInput) as raised:
+        evaluation_run(campaign=labeled.campaign, kind="table2", seed=2**70)
+    assert raised.value.fields == {
+        "seed": [f"seed must be between 0 and {2**32 - 1}, got {2**70}."]
+    }
 
 
 def test_an_unknown_kind_is_refused(labeled):

@@ -77,6 +77,42 @@ def test_every_bad_row_is_reported_and_nothing_is_imported():
     assert not GoldRound.objects.exists()
 
 
+@pytest.mark.parametrize("text", [["It was awful."], {"text": "It was awful."}, True, 5])
+def test_an_item_text_that_is_not_a_string_is_refused(text):
+    campaign = make_campaign()
+    original = make_original(campaign)
+    record = _record(original, items=[{"text": text, "valid": True, "label": "negative"}])
+    with pytest.raises(InvalidInput) as raised:
+        gold_rounds_import(campaign=campaign, records=[record])
+    assert raised.value.fields == {
+        "row 1": [
+            "items[1].text: Give the text as a string in quotes, not a list, an object, "
+            "a number or true/false."
+        ]
+    }
+    assert not Candidate.objects.exists()
+
+
+def test_two_rows_giving_one_original_the_same_text_are_both_named():
+    campaign = make_campaign()
+    first, second = make_original(campaign), make_original(campaign)
+    records = [
+        _record(first),
+        _record(second),  # the same texts on another original: other candidates
+        _record(first, kind="training", items=[_record(first)["items"][1]]),
+        _record(first, original_id="missing"),
+    ]
+    with pytest.raises(InvalidInput) as raised:
+        gold_rounds_import(campaign=campaign, records=records)
+    fields = raised.value.fields
+    assert set(fields) == {"row 3", "row 4"}
+    assert fields["row 3"] == [
+        "items[1].text: The same text as row 1 for the same original; "
+        "each counterfactual can be in one round only."
+    ]
+    assert not GoldRound.objects.exists()
+
+
 def test_an_import_takes_originals_out_of_units_no_worker_was_given():
     campaign = make_campaign()
     original = make_original(campaign)

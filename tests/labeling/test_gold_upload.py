@@ -117,6 +117,25 @@ def test_the_api_imports_the_same_file(api_client, campaign):
     ]
 
 
+def test_two_files_in_one_request_are_refused_by_the_api_and_the_page(
+    client, api_client, researcher, campaign
+):
+    original = make_original(campaign)
+    files = [_file(_round(original)), _file(_round(original, kind="training"))]
+    refused = api_client.post(reverse("api-gold-import", args=[campaign.id]), {"file": files})
+    assert refused.status_code == 400
+    assert refused.json()["fields"] == {
+        "file": ["Send one file at a time; this request has 2, and only one would be read."]
+    }
+    client.force_login(researcher)
+    files = [_file(_round(original)), _file(_round(original, kind="training"))]
+    page = client.post(
+        reverse("gold-import", args=[campaign.id]), {"file": files}, HTTP_HX_REQUEST="true"
+    )
+    assert page.status_code == 400 and "Send one file at a time" in page.content.decode()
+    assert not GoldRound.objects.exists()
+
+
 def test_only_the_owner_imports(client, api_client, other_researcher, campaign):
     original = make_original(campaign)
     client.force_login(other_researcher)

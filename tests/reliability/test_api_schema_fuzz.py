@@ -227,10 +227,10 @@ def test_ids_beyond_the_database_integers_are_not_found(api_client, campaign_id)
 
 
 def test_nul_characters_in_a_json_body_are_refused_on_every_database(api_client, campaign):
-    # PostgreSQL refuses NUL in text columns and SQLite would store it: DRF's CharField
-    # refuses it before either sees it.
+    # PostgreSQL refuses NUL in text columns and SQLite would store it: the JSON body's
+    # parser refuses it before either sees it, wherever it is.
     response = api_client.post(
         "/api/campaigns/create/", {"name": "A\x00B", "task_type": "sentiment"}, format="json"
     )
     assert response.status_code == 400
-    assert response.json()["fields"] == {"name": ["Null characters are not allowed."]}
+    assert response.json()["fields"] == {"name": ["Holds a NUL character (\\u0000); remove it."]}

@@ -142,6 +142,11 @@ class Provider(ABC):
 
     # --- Publishing ---------------------------------------------------------------------------
 
+    def check_configured(self, *, sandbox: bool) -> None:
+        """Raise PlatformError when this site lacks what publishing here needs (credentials,
+        a token): checked before anything is recorded. Nothing is needed by default."""
+        return None
+
     @abstractmethod
     def publish(self, *, publication, entry_url: str) -> None:
         """Create the platform's side of a publication (HITs, a study) for `entry_url`."""

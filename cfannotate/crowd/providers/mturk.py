@@ -66,6 +66,18 @@ def mturk_client(*, sandbox: bool):
     return boto3.client("mturk", region_name=settings.CROWD_MTURK_REGION, endpoint_url=endpoint)
 
 
+def mturk_credentials_found() -> bool:
+    """Whether boto3 finds requester credentials where `mturk_client` looks for them; tests
+    that stub the client replace this too."""
+    import boto3
+
+    return boto3.Session().get_credentials() is not None
+
+
+NO_CREDENTIALS = (
+    "MTurk credentials are not configured: set AWS_ACCESS_KEY_ID and "
+    "AWS_SECRET_ACCESS_KEY (or AWS_PROFILE) for the requester account."
+)
 CREDENTIALS_FIX = (
     "Check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE): they must belong to "
     "an AWS account linked to your MTurk requester account (for the sandbox, link it at "
@@ -123,11 +135,7 @@ def _call(client, operation: str, **params) -> dict:
             f"MTurk refused {operation}: {message}", fix=_client_error_fix(code, message)
         ) from None
     except NoCredentialsError:
-        raise PlatformError(
-            "MTurk credentials are not configured: set AWS_ACCESS_KEY_ID and "
-            "AWS_SECRET_ACCESS_KEY (or AWS_PROFILE) for the requester account.",
-            fix=CREDENTIALS_FIX,
-        ) from None
+        raise PlatformError(NO_CREDENTIALS, fix=CREDENTIALS_FIX) from None
     except ParamValidationError as error:
         # Refused by the client before anything was sent: a value MTurk's API cannot take.
         raise PlatformError(
@@ -376,6 +384,10 @@ class MTurkProvider(Provider):
         )
 
     # --- Publishing ---------------------------------------------------------------------------
+
+    def check_configured(self, *, sandbox: bool) -> None:
+        if not mturk_credentials_found():
+            raise PlatformError(NO_CREDENTIALS, fix=CREDENTIALS_FIX)
 
     def publish(self, *, publication: Publication, entry_url: str) -> None:
         options = MTurkOptions.from_json(publication.options)

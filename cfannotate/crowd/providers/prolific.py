@@ -174,6 +174,9 @@ class ProlificProvider(Provider):
 
     # --- Publishing ---------------------------------------------------------------------------
 
+    def check_configured(self, *, sandbox: bool) -> None:
+        prolific_client().check_configured()
+
     def publish(self, *, publication: Publication, entry_url: str) -> None:
         options = ProlificOptions.from_json(publication.options)
         separator = "&" if "?" in entry_url else "?"

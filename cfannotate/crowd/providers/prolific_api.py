@@ -21,6 +21,14 @@ class ProlificClient:
         self.token = settings.CROWD_PROLIFIC_TOKEN if token is None else token
         self.timeout = timeout or settings.CROWD_API_TIMEOUT_SECONDS
 
+    def check_configured(self) -> None:
+        """PlatformError, saying which setting to set, when there is no API token."""
+        if not self.token:
+            raise PlatformError(
+                "Prolific is not configured: CFANNOTATE_PROLIFIC_TOKEN is not set.",
+                fix=SET_UP_PROLIFIC,
+            )
+
     # --- Studies ---------------------------------------------------------------------------
 
     def study_create(self, fields: dict) -> dict:
@@ -93,11 +101,7 @@ class ProlificClient:
         return url
 
     def _request(self, method: str, path: str, *, json=None, params=None) -> dict:
-        if not self.token:
-            raise PlatformError(
-                "Prolific is not configured: CFANNOTATE_PROLIFIC_TOKEN is not set.",
-                fix=SET_UP_PROLIFIC,
-            )
+        self.check_configured()
         url = self._url(path)
         try:
             response = httpx.request(

@@ -9,6 +9,7 @@ from rest_framework.views import APIView
 
 from cfannotate.campaigns import selectors, services
 from cfannotate.campaigns.models import SETTING_FIELDS, Campaign, TaskType
+from cfannotate.core.api_input import BodySerializer
 from cfannotate.core.api_lists import paginated_response
 
 
@@ -51,7 +52,7 @@ class CampaignListApi(APIView):
 
 class CampaignCreateApi(APIView):
     @extend_schema_serializer(component_name="CampaignCreateInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(BodySerializer):
         name = serializers.CharField(max_length=200)
         task_type = serializers.ChoiceField(choices=TaskType.choices)
         labels = LabelSerializer(many=True, required=False)
@@ -79,7 +80,7 @@ class CampaignUpdateApi(APIView):
     """Change per-stage settings, e.g. the generators: `{"settings": {"generators": [...]}}`."""
 
     @extend_schema_serializer(component_name="CampaignUpdateInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(BodySerializer):
         settings = serializers.DictField(allow_empty=False)
 
     @extend_schema(request=InputSerializer, responses=CampaignOutputSerializer)
@@ -114,7 +115,7 @@ class OriginalListApi(APIView):
 
 class OriginalImportApi(APIView):
     @extend_schema_serializer(component_name="OriginalImportInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(BodySerializer):
         records = serializers.ListField(
             child=serializers.DictField(), allow_empty=False, max_length=100_000
         )
@@ -138,7 +139,7 @@ class OriginalPriorityApi(APIView):
     """Rank originals for labeling by a model's mistakes and uncertainty (§4.4)."""
 
     @extend_schema_serializer(component_name="PriorityInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(BodySerializer):
         predictions = serializers.ListField(
             child=serializers.DictField(),
             required=False,

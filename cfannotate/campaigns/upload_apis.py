@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 
 from cfannotate.campaigns.uploads import originals_upload, upload_preview
 from cfannotate.core import tabular
+from cfannotate.core.api_input import BodySerializer
 from cfannotate.core.json_input import BoundedJSONField
 from cfannotate.core.upload_handlers import LimitedUploadMixin, OneFileField
 
@@ -33,7 +34,7 @@ class OriginalUploadApi(LimitedUploadMixin, APIView):
     parser_classes = [MultiPartParser, FormParser]
 
     @extend_schema_serializer(component_name="OriginalUploadInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(BodySerializer):
         file = OneFileField(
             help_text="CSV or TSV with a header, or JSONL (one object per line); UTF-8, or "
             "UTF-16 with a byte order mark."

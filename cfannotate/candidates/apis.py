@@ -22,6 +22,7 @@ from cfannotate.candidates.models import (
     GenerationRun,
 )
 from cfannotate.candidates.uploads import uploaded_bytes
+from cfannotate.core.api_input import BodySerializer
 from cfannotate.core.api_lists import MAX_ID, paginated_response
 from cfannotate.core.exceptions import NotFound
 from cfannotate.core.upload_handlers import OneFileField
@@ -84,7 +85,7 @@ class GenerationProgressApi(APIView):
 
 class GenerationStartApi(APIView):
     @extend_schema_serializer(component_name="GenerationStartInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(BodySerializer):
         chunk_size = serializers.IntegerField(
             min_value=1, max_value=10_000, default=runs.DEFAULT_CHUNK_SIZE
         )
@@ -206,7 +207,7 @@ class CandidateImportApi(APIView):
     parser_classes = [MultiPartParser, FormParser]
 
     @extend_schema_serializer(component_name="CandidateImportInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(BodySerializer):
         file = OneFileField(
             help_text="CSV (with a header) or JSONL: original_id, text, optional intended_label."
         )
@@ -251,7 +252,7 @@ class CandidatePredictionsUploadApi(APIView):
     parser_classes = [MultiPartParser, FormParser]
 
     @extend_schema_serializer(component_name="CandidatePredictionsInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(BodySerializer):
         file = OneFileField(
             help_text="CSV (with a header) or JSONL: id (the candidate's), label, optional "
             "confidence (0 to 1; default 1)."
@@ -405,7 +406,7 @@ class CandidateDetailApi(APIView):
     """One candidate; PATCH its text to edit it (re-annotated, fluency unknown)."""
 
     @extend_schema_serializer(component_name="CandidateEditInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(BodySerializer):
         text = serializers.CharField(max_length=20_000, trim_whitespace=False)
 
     @extend_schema(responses=CandidateSerializer)
@@ -449,7 +450,7 @@ class CandidateReviewApi(APIView):
     """Accept and reject many candidates: all or none, every refused id named."""
 
     @extend_schema_serializer(component_name="CandidateReviewInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(BodySerializer):
         accept = serializers.ListField(
             child=serializers.IntegerField(min_value=1, max_value=MAX_ID),
             required=False,

@@ -17,6 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from cfannotate.core.api_input import BodySerializer
 from cfannotate.core.api_lists import paginated_response
 from cfannotate.core.exceptions import NotFound
 from cfannotate.core.worker_tokens import link_token, personal_link_token
@@ -163,7 +164,7 @@ class MTurkPublishApi(APIView):
     false). 409 unless the campaign is open for labeling; 400 without an https address."""
 
     @extend_schema_serializer(component_name="MTurkPublishInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(BodySerializer):
         title = serializers.CharField(max_length=128)
         description = serializers.CharField(max_length=2000)
         keywords = serializers.CharField(
@@ -211,7 +212,7 @@ class ProlificStudyApi(APIView):
     Prolific. 409 unless the campaign is open for labeling."""
 
     @extend_schema_serializer(component_name="ProlificStudyInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(BodySerializer):
         name = serializers.CharField(max_length=120)
         description = serializers.CharField(max_length=5000)
         places = serializers.IntegerField()
@@ -239,7 +240,7 @@ class PublicationPlacesApi(APIView):
     how many). 409 for other platforms or a publication never created on Prolific."""
 
     @extend_schema_serializer(component_name="PublicationPlacesInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(BodySerializer):
         places = serializers.IntegerField(help_text="Places to add (1 to 100000).")
 
     @extend_schema(request=InputSerializer, responses=PublicationSerializer)
@@ -257,7 +258,7 @@ class PublicationPlacesCapApi(APIView):
     Every place is paid for: the cap is the most the study will cost."""
 
     @extend_schema_serializer(component_name="PublicationPlacesCapInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(BodySerializer):
         up_to = serializers.IntegerField(
             allow_null=True, help_text="The most places in all (from the study's places to 100000)."
         )
@@ -301,7 +302,7 @@ class InvitationLinkListApi(APIView):
     pagination_class = PageNumberPagination  # also tells the schema the list is paginated
 
     @extend_schema_serializer(component_name="InvitationLinkInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(BodySerializer):
         name = serializers.CharField(max_length=120, help_text="Who it is for.")
         quota = serializers.IntegerField(
             required=False, allow_null=True, help_text="Assignments it may start; null: no limit."
@@ -347,7 +348,7 @@ class PersonalLinkListApi(APIView):
     pagination_class = PageNumberPagination  # also tells the schema the list is paginated
 
     @extend_schema_serializer(component_name="PersonalLinkInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(BodySerializer):
         worker = serializers.CharField(
             max_length=120, help_text="Their name or id; it labels their judgments."
         )
@@ -398,7 +399,7 @@ class AssignmentApproveApi(APIView):
     """Approve a submitted assignment on its platform (recorded here for link workers)."""
 
     @extend_schema_serializer(component_name="ApproveInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(BodySerializer):
         feedback = serializers.CharField(
             max_length=review.MAX_MESSAGE, required=False, allow_blank=True, default=""
         )
@@ -419,7 +420,7 @@ class AssignmentRejectApi(APIView):
     """Reject a submitted assignment, saying why (the worker reads it)."""
 
     @extend_schema_serializer(component_name="RejectInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(BodySerializer):
         feedback = serializers.CharField(max_length=review.MAX_MESSAGE)
 
     @extend_schema(request=InputSerializer, responses=ReviewOutcomeSerializer)
@@ -438,7 +439,7 @@ class WorkerBonusApi(APIView):
     """Pay a bonus on an assignment; the same `unique_token` again pays nothing more."""
 
     @extend_schema_serializer(component_name="BonusInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(BodySerializer):
         amount = serializers.DecimalField(max_digits=8, decimal_places=2)
         reason = serializers.CharField(max_length=review.MAX_MESSAGE)
         unique_token = serializers.CharField(
@@ -461,7 +462,7 @@ class WorkerBlockApi(APIView):
     administrator's action."""
 
     @extend_schema_serializer(component_name="BlockInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(BodySerializer):
         reason = serializers.CharField(max_length=review.MAX_MESSAGE)
         scope = serializers.ChoiceField(
             choices=[BlockScope.RESEARCHER, BlockScope.CAMPAIGN], default=BlockScope.RESEARCHER

@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from cfannotate.core.api_input import BodySerializer
 from cfannotate.core.api_lists import choice_param, paginated_response
 from cfannotate.evaluation import services
 from cfannotate.evaluation.models import Evaluation, EvaluationKind
@@ -46,7 +47,7 @@ class EvaluationRunApi(APIView):
     """Compute Table 2 (contrast set) or Table 3 (augmentation) now and store the run."""
 
     @extend_schema_serializer(component_name="EvaluationRunInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(BodySerializer):
         kind = serializers.ChoiceField(choices=EvaluationKind.choices)
         predictions = serializers.ListField(
             child=serializers.DictField(),

@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from cfannotate.core.api_input import BodySerializer
 from cfannotate.labeling.ordering import units_order_by_budget
 from cfannotate.labeling.selectors import labeling_progress
 from cfannotate.labeling.services import labeling_open, labeling_pause
@@ -81,7 +82,7 @@ class LabelingOrderApi(APIView):
     originals are claimed first."""
 
     @extend_schema_serializer(component_name="LabelingOrderInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(BodySerializer):
         budget = serializers.IntegerField(
             min_value=1, help_text="How many originals to label first."
         )

@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from cfannotate.core import tabular
+from cfannotate.core.api_input import BodySerializer
 from cfannotate.core.api_lists import choice_param, paginated_response
 from cfannotate.core.exceptions import InvalidInput, NotFound
 from cfannotate.core.upload_handlers import OneFileField
@@ -46,7 +47,7 @@ class GoldRoundSerializer(serializers.Serializer):
 
 
 @extend_schema_serializer(component_name="GoldItemInput")
-class GoldItemInputSerializer(serializers.Serializer):
+class GoldItemInputSerializer(BodySerializer):
     """A typed counterfactual (`text`) or one of the original's candidates (`candidate_id`)."""
 
     text = serializers.CharField(required=False, max_length=20_000)
@@ -62,7 +63,7 @@ class GoldItemInputSerializer(serializers.Serializer):
 
 
 @extend_schema_serializer(component_name="GoldAnswerInput")
-class GoldAnswerInputSerializer(serializers.Serializer):
+class GoldAnswerInputSerializer(BodySerializer):
     id = serializers.IntegerField(min_value=1, help_text="The gold item's id.")
     valid = serializers.BooleanField(default=True)
     label = serializers.CharField(max_length=100)
@@ -87,7 +88,7 @@ class GoldRoundListApi(APIView):
     pagination_class = PageNumberPagination  # also tells the schema the list is paginated
 
     @extend_schema_serializer(component_name="GoldRoundInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(BodySerializer):
         original = serializers.IntegerField(min_value=1, help_text="The original's id.")
         kind = serializers.ChoiceField(choices=GoldKind.choices, default=GoldKind.GOLD)
         items = GoldItemInputSerializer(many=True, min_length=1, max_length=gold.MAX_ITEMS)
@@ -141,7 +142,7 @@ class GoldRoundImportApi(APIView):
     parser_classes = [MultiPartParser, FormParser]
 
     @extend_schema_serializer(component_name="GoldImportInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(BodySerializer):
         file = OneFileField(
             help_text='JSONL: {"original_id", "kind": "gold"|"training", "items": [{"text", '
             '"valid", "label", "explanation"}]} a line.'
@@ -170,7 +171,7 @@ class GoldRoundDetailApi(APIView):
     """GET one round; PATCH `is_active` and/or the items' answers (while no worker had it)."""
 
     @extend_schema_serializer(component_name="GoldRoundUpdateInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(BodySerializer):
         is_active = serializers.BooleanField(required=False)
         items = GoldAnswerInputSerializer(
             many=True, required=False, min_length=1, max_length=gold.MAX_ITEMS

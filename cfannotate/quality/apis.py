@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from cfannotate.core.api_input import BodySerializer
 from cfannotate.core.api_lists import choice_param, paginated_response
 from cfannotate.core.exceptions import NotFound
 from cfannotate.quality.decisions import (
@@ -228,7 +229,7 @@ class DecisionUpdateApi(APIView):
     """Confirm, dismiss or change a decision before it is sent."""
 
     @extend_schema_serializer(component_name="WorkerDecisionUpdate")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(BodySerializer):
         state = serializers.ChoiceField(
             choices=[DecisionState.PROPOSED, DecisionState.CONFIRMED, DecisionState.DISMISSED]
         )

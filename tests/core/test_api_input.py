@@ -1,0 +1,94 @@
+"""Request bodies: a key an endpoint does not take is a 400 under its name, not dropped."""
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import URLPattern, URLResolver, get_resolver
+
+from cfannotate.campaigns.models import Campaign, Original
+from cfannotate.candidates.models import CandidateStatus
+from cfannotate.core.api_input import BodySerializer
+from tests.factories import make_candidate, make_original
+
+pytestmark = pytest.mark.django_db
+
+
+def _api_views_taking_a_body() -> list[type]:
+    views = []
+
+    def walk(resolver: URLResolver, prefix: str) -> None:
+        for pattern in resolver.url_patterns:
+            path = prefix + str(pattern.pattern)
+            if isinstance(pattern, URLResolver):
+                walk(pattern, path)
+            elif isinstance(pattern, URLPattern) and path.startswith("api/"):
+                view = getattr(pattern.callback, "view_class", None)
+                if view is not None and any(hasattr(view, m) for m in ("post", "put", "patch")):
+                    views.append(view)
+
+    walk(get_resolver(), "")
+    return views
+
+
+def test_every_body_the_api_reads_refuses_keys_it_does_not_take():
+    readers = [view for view in _api_views_taking_a_body() if hasattr(view, "InputSerializer")]
+    assert len(readers) >= 20  # the walk found the API
+    lenient = [v.__name__ for v in readers if not issubclass(v.InputSerializer, BodySerializer)]
+    assert lenient == []
+
+
+def test_a_misspelt_review_key_is_refused_and_nothing_changes(api_client, campaign):
+    candidate = make_candidate(make_original(campaign))
+    response = api_client.post(
+        f"/api/campaigns/{campaign.id}/candidates/review/", {"acept": [candidate.pk]}, format="json"
+    )
+    assert response.status_code == 400
+    assert response.json()["fields"] == {
+        "acept": ["Not a field of this request; it takes accept, reject."]
+    }
+    candidate.refresh_from_db()
+    assert candidate.status == CandidateStatus.GENERATED
+
+
+def test_a_setting_beside_settings_is_refused_not_left_at_its_default(api_client):
+    response = api_client.post(
+        "/api/campaigns/create/",
+        {"name": "Top", "task_type": "sentiment", "judgments_per_candidate": 5},
+        format="json",
+    )
+    assert response.status_code == 400
+    (problem,) = response.json()["fields"]["judgments_per_candidate"]
+    assert problem.startswith("Not a field of this request; it takes name, task_type, ")
+    assert "settings" in problem
+    assert not Campaign.objects.exists()
+
+
+def test_an_upload_names_an_unknown_form_field_and_takes_a_browsers_csrf_token(
+    api_client, campaign
+):
+    url = f"/api/campaigns/{campaign.id}/originals/upload/"
+
+    def upload(**fields):
+        data = {"file": SimpleUploadedFile("r.csv", b"text,label\nA joy.,positive\n"), **fields}
+        return api_client.post(url, data, format="multipart")
+
+    refused = upload(dryrun="true")
+    assert refused.status_code == 400
+    assert list(refused.json()["fields"]) == ["dryrun"]
+    assert not Original.objects.exists()
+    assert upload(csrfmiddlewaretoken="token").status_code == 201
+    assert Original.objects.count() == 1
+
+
+def test_a_gold_items_unknown_key_is_named_where_it_is(api_client, campaign):
+    original = make_original(campaign)
+    response = api_client.post(
+        f"/api/campaigns/{campaign.id}/gold/",
+        {
+            "original": original.pk,
+            "kind": "gold",
+            "items": [{"text": "It was awful.", "valid": True, "label": "negative", "lable": "x"}],
+        },
+        format="json",
+    )
+    assert response.status_code == 400
+    assert list(response.json()["fields"]) == ["items.0.lable"]

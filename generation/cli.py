@@ -11,9 +11,17 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from generation.cli_arguments import (
+    check_writable_file,
+    number_above,
+    number_at_least,
+    share,
+    whole_number_at_least,
+)
 from generation.engines import ENGINE_NAMES, SERVER_APIS
 from generation.generators import generator_names
 from generation.precision import add_dtype_argument
+from generation.text_files import read_utf8_lines
 from generation.tokens import CONTROL_CODES
 
 EXIT_USAGE = 2
@@ -23,12 +31,23 @@ EXIT_SERVER = 1  # an inference server could not be reached or refused a request
 def _read_texts(args: argparse.Namespace) -> list[str]:
     texts: list[str] = list(args.texts)
     if args.file:
-        texts += Path(args.file).read_text(encoding="utf-8").splitlines()
+        texts += _read_text_file(args.file)
     if not texts or texts == ["-"]:
         texts = [] if texts == ["-"] else texts
         if not sys.stdin.isatty():
             texts += sys.stdin.read().splitlines()
     return [text.strip() for text in texts if text.strip() and text.strip() != "-"]
+
+
+def _read_text_file(name: str) -> list[str]:
+    """The lines of the --file text file, refused in one line naming it when it is missing,
+    a directory, or not UTF-8."""
+    path = Path(name)
+    if not path.exists():
+        raise FileNotFoundError(f"--file {name}: no such file")
+    if not path.is_file():
+        raise ValueError(f"--file {name}: a directory, not a text file")
+    return read_utf8_lines(path)
 
 
 def _candidate_json(candidate, original_text: str) -> dict:
@@ -52,6 +71,8 @@ def perturb_command(args: argparse.Namespace) -> int:
     from generation.pipeline import PipelineSettings, perturb_texts
     from generation.polyjuice import DEFAULT_CODES, PolyjuiceSettings
 
+    _check_generator_options(args)
+    _check_beams(args)
     texts = _read_texts(args)
     if not texts:
         print("perturb: give texts as arguments, with --file, or on stdin.", file=sys.stderr)
@@ -68,8 +89,8 @@ def perturb_command(args: argparse.Namespace) -> int:
         print(f"perturb: {error}", file=sys.stderr)
         return EXIT_USAGE
     decoding = DecodingConfig(
-        do_sample=args.beams <= 1,
-        num_beams=max(1, args.beams),
+        do_sample=args.beams == 1,
+        num_beams=args.beams,
         per_prompt=args.n,
         temperature=args.temperature,
         top_p=args.top_p,
@@ -98,6 +119,36 @@ def perturb_command(args: argparse.Namespace) -> int:
     )
     _print_result(args, result)
     return 0
+
+
+# Options that only the polyjuice path reads, and the generators that read the others.
+POLYJUICE_ONLY = {"code": "--code", "blank": "--blank"}
+OTHER_GENERATORS_ONLY = {"option": "--option", "label": "--label"}
+
+
+def _check_generator_options(args: argparse.Namespace) -> None:
+    """Refuse options the chosen generator would ignore, before anything loads.
+
+    Polyjuice takes its settings as options of their own (--n, --beams, ...) and perturbs
+    the texts without a label; the other generators read --option and --label, and know
+    neither control codes nor blanks.
+    """
+    if args.generator == "polyjuice":
+        ignored, readers = OTHER_GENERATORS_ONLY, "the other generators read it"
+    else:
+        ignored, readers = POLYJUICE_ONLY, "polyjuice reads it"
+    for name, option in ignored.items():
+        if getattr(args, name) is not None:
+            raise ValueError(f"--generator {args.generator} takes no {option}; only {readers}.")
+
+
+def _check_beams(args: argparse.Namespace) -> None:
+    """Beam search returns at most one candidate per beam for each prompt."""
+    if args.beams > 1 and args.n > args.beams:
+        raise ValueError(
+            f"--n {args.n} asks for more candidates than --beams {args.beams} can return; "
+            "give --n at most --beams, or --beams 1 to sample."
+        )
 
 
 def _server_config(args: argparse.Namespace):
@@ -162,7 +213,25 @@ def _other_generator(args: argparse.Namespace, texts: list[str]) -> int:
     _print_result(args, result)
     for entry in skipped:
         print(f"skipped {entry.original_key}: {entry.reason}", file=sys.stderr)
+    if skipped and len(skipped) == len(originals) and not result.candidates:
+        print(f"perturb: {_all_skipped_hint(args, skipped)}", file=sys.stderr)
+        return EXIT_USAGE
     return 0
+
+
+def _all_skipped_hint(args: argparse.Namespace, skipped: list) -> str:
+    """What to change on the command line when the generator skipped every original."""
+    if not any(entry.not_for_label for entry in skipped):
+        return f"{args.generator} skipped every original (the reasons are above)."
+    if args.label is None:
+        return (
+            f"{args.generator} needs the originals' label: pass it with --label, "
+            "e.g. --label positive (the reasons above name the labels it converts)."
+        )
+    return (
+        f"{args.generator} does not convert the label {args.label!r}: pass one it converts "
+        "with --label (named above), or name yours with --option."
+    )
 
 
 def _print_result(args: argparse.Namespace, result) -> None:
@@ -202,13 +271,16 @@ def _add_perturb_parser(commands) -> None:
         help="Which generator (default polyjuice); see generation/generators/.",
     )
     parser.add_argument(
-        "--label", default=None, help="The originals' label, for generators that need one."
+        "--label",
+        default=None,
+        help="The originals' label, for the generators that need one (not polyjuice).",
     )
     parser.add_argument(
         "--option",
         action="append",
         metavar="KEY=VALUE",
-        help="A generator setting (repeatable), e.g. --option variants='[\"regular\"]'.",
+        help="A setting of a generator other than polyjuice (repeatable), "
+        "e.g. --option variants='[\"regular\"]'.",
     )
     parser.add_argument(
         "--code",
@@ -221,10 +293,12 @@ def _add_perturb_parser(commands) -> None:
         action="append",
         help='Blanked sentence, e.g. "It is [BLANK] for kids." (repeatable).',
     )
-    parser.add_argument("--n", type=int, default=3, help="Candidates per prompt (default 3).")
+    parser.add_argument(
+        "--n", type=whole_number_at_least(1), default=3, help="Candidates per prompt (default 3)."
+    )
     parser.add_argument(
         "--blank-sets",
-        type=int,
+        type=whole_number_at_least(0),
         default=3,
         help="Random blank sets per sentence besides the whole sentence.",
     )
@@ -257,20 +331,25 @@ def _add_engine_arguments(parser) -> None:
         help="Name of the environment variable that holds the API key (the key is never "
         "passed on the command line).",
     )
-    server.add_argument("--server-concurrency", type=int, default=16)
-    server.add_argument("--server-timeout", type=float, default=60.0)
-    server.add_argument("--server-retries", type=int, default=3)
+    server.add_argument("--server-concurrency", type=whole_number_at_least(1), default=16)
+    server.add_argument("--server-timeout", type=number_above(0), default=60.0)
+    server.add_argument("--server-retries", type=whole_number_at_least(0), default=3)
 
 
 def _add_decoding_arguments(parser) -> None:
     """Sampling, the filters, and what is printed."""
-    parser.add_argument("--beams", type=int, default=1, help="Beam search width (1: sampling).")
-    parser.add_argument("--temperature", type=float, default=1.0)
-    parser.add_argument("--top-p", type=float, default=0.9)
-    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument(
+        "--beams",
+        type=whole_number_at_least(1),
+        default=1,
+        help="Beam search width (1: sampling).",
+    )
+    parser.add_argument("--temperature", type=number_above(0), default=1.0)
+    parser.add_argument("--top-p", type=share(zero=False, one=True), default=0.9)
+    parser.add_argument("--batch-size", type=whole_number_at_least(1), default=32)
     parser.add_argument(
         "--threshold",
-        type=float,
+        type=number_at_least(0),
         default=10.0,
         help="Fluency filter threshold in log-probability points (default 10).",
     )
@@ -294,6 +373,8 @@ def evaluate_command(args: argparse.Namespace) -> int:
     from generation.polyjuice import PolyjuiceSettings
     from generation.quality_report import evaluate, format_table
 
+    if args.json:
+        check_writable_file("--json", args.json)  # before minutes of evaluation
     data = Path(args.data)
     if not (data / SENTIMENT_FOLDER).is_dir():
         print(f"evaluate: no CAD sentiment data in {data} (--data)", file=sys.stderr)
@@ -355,7 +436,7 @@ def _add_evaluate_parser(commands) -> None:
     )
     parser.add_argument(
         "--flip-weight",
-        type=float,
+        type=number_at_least(0),
         default=0.5,
         help="λ of selection's flip term (selection.md §2; default 0.5); 0: diversity alone.",
     )
@@ -376,7 +457,10 @@ def _add_evaluate_parser(commands) -> None:
         help="Control code; repeat for several (default: Polyjuice's five).",
     )
     parser.add_argument(
-        "--blank-sets", type=int, default=1, help="Random blank sets besides the sentence (1)."
+        "--blank-sets",
+        type=whole_number_at_least(0),
+        default=1,
+        help="Random blank sets besides the sentence (1).",
     )
     parser.add_argument("--device", default="auto")
     _add_engine_arguments(parser)
@@ -395,13 +479,13 @@ def _add_sampling_arguments(parser) -> None:
     defaults = DecodingConfig()
     parser.add_argument(
         "--temperature",
-        type=float,
+        type=number_above(0),
         default=defaults.temperature,
         help=f"Sampling temperature (default {defaults.temperature:g}).",
     )
     parser.add_argument(
         "--top-p",
-        type=float,
+        type=share(zero=False, one=True),
         default=defaults.top_p,
         help=f"Nucleus sampling mass (default {defaults.top_p:g}).",
     )
@@ -418,6 +502,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line(error: Exception) -> str:
+    """The error as a person reads it: an OSError as its file and what went wrong
+    ("pairs: Is a directory"), not Python's "[Errno 21] ..."."""
+    if isinstance(error, OSError) and error.strerror and error.filename:
+        return f"{error.filename}: {error.strerror}"
+    return str(error)
+
+
 def main(argv: Iterable[str] | None = None) -> int:
     from generation.engines.server import InferenceServerError
     from generation.models import ModelUnavailable
@@ -428,8 +520,8 @@ def main(argv: Iterable[str] | None = None) -> int:
     args = parser.parse_args(list(argv) if argv is not None else None)
     try:
         return args.handler(args)
-    except (ModelUnavailable, ParserMissing, ValueError, FileNotFoundError) as error:
-        print(f"{args.command}: {error}", file=sys.stderr)
+    except (ModelUnavailable, ParserMissing, ValueError, OSError) as error:
+        print(f"{args.command}: {_one_line(error)}", file=sys.stderr)
         return EXIT_USAGE
     except InferenceServerError as error:
         print(f"{args.command}: {error}", file=sys.stderr)

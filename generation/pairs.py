@@ -14,6 +14,7 @@ from pathlib import Path
 
 from generation import annotation_pool
 from generation.parsing import SPACY_MODEL, load_nlp
+from generation.text_files import check_utf8
 
 csv.field_size_limit(10_000_000)
 
@@ -169,9 +170,20 @@ def read_cad_nli(
 
 
 def read_pairs(path: Path, fmt: str = "auto", **options) -> list[Pair]:
-    """Dispatch on `fmt`: jsonl, tsv, cad-sentiment, or auto (by extension)."""
+    """Dispatch on `fmt`: jsonl, tsv, cad-sentiment, or auto (by extension). A file that
+    is not UTF-8 is refused naming its first bad line (`text_files.NotUtf8`)."""
     if not path.exists():
         raise FileNotFoundError(f"No such file: {path}")
+    if path.is_dir():
+        raise PairFormatError(f"{path} is a directory, not a file of pairs.")
+    try:
+        return _read_pairs_as(path, fmt, **options)
+    except UnicodeDecodeError:
+        check_utf8(path)
+        raise
+
+
+def _read_pairs_as(path: Path, fmt: str, **options) -> list[Pair]:
     if fmt == "auto":
         fmt = "jsonl" if path.suffix in {".jsonl", ".json"} else "tsv"
     if fmt == "jsonl":
@@ -205,9 +217,14 @@ class PairSource:
     field: str = ""  # NLI: the revised side, sentence1 or sentence2
 
     def read(self) -> list[Pair]:
-        if self.task == "sentiment":
-            return read_cad_sentiment(self.paths[0])
-        return read_cad_nli(self.paths[0], self.paths[1], field=self.field)
+        try:
+            if self.task == "sentiment":
+                return read_cad_sentiment(self.paths[0])
+            return read_cad_nli(self.paths[0], self.paths[1], field=self.field)
+        except UnicodeDecodeError:
+            for path in self.paths:
+                check_utf8(path)  # names the file and line that is not UTF-8
+            raise
 
 
 def find_pair_sources(data: Path, splits: tuple[str, ...] = ("train",)) -> list[PairSource]:

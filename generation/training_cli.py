@@ -11,6 +11,13 @@ import random
 from pathlib import Path
 
 from generation.cad_sentiment import DEFAULT_CAD, SENTIMENT_FOLDER
+from generation.cli_arguments import (
+    check_model_output,
+    number_above,
+    number_at_least,
+    share,
+    whole_number_at_least,
+)
 from generation.pairs import Pair, paired_data, read_pairs
 from generation.tokens import CONTROL_CODES
 from generation.training import (
@@ -34,6 +41,15 @@ def read_training_pairs(args: argparse.Namespace) -> dict[str, list[Pair]]:
         return {path: read_pairs(Path(path), args.format, **options) for path in args.pairs}
     splits = tuple(split.strip() for split in args.splits.split(",") if split.strip())
     return paired_data(Path(args.data), splits)
+
+
+def check_pairs_files(paths: list[str] | None) -> None:
+    """Each --pairs file exists and is a file, checked before any is read."""
+    for path in paths or ():
+        if not Path(path).exists():
+            raise FileNotFoundError(f"--pairs {path}: no such file")
+        if not Path(path).is_file():
+            raise ValueError(f"--pairs {path}: a directory, not a file of pairs")
 
 
 def report_data(args: argparse.Namespace) -> Path | None:
@@ -142,6 +158,9 @@ def train_command(args: argparse.Namespace) -> int:
         raise ValueError("--eval-batch-size must be at least 1")
     if not args.checkpoint_every >= 0:
         raise ValueError("--checkpoint-every must be 0 minutes or more")
+    # Where the model goes and what is read, checked before hours of training.
+    check_model_output("--output", args.output)
+    check_pairs_files(args.pairs)
     # A device this machine lacks, or bf16 asked of a GPU without it, stops here, not after
     # the data was read and the prompts made.
     resolve_precision(resolve_device(args.device), args.precision)
@@ -149,7 +168,7 @@ def train_command(args: argparse.Namespace) -> int:
     by_source = read_training_pairs(args)
     report_folder = report_data(args)
     pairs = [pair for source in by_source.values() for pair in source]
-    if args.max_pairs:
+    if args.max_pairs is not None:
         random.Random(args.seed).shuffle(pairs)
         pairs = pairs[: args.max_pairs]
     # 2. Training, with early stopping on the held-out pairs.
@@ -215,14 +234,24 @@ def add_train_parser(commands) -> None:
     data.add_argument("--format", default="auto", choices=["auto", "jsonl", "tsv", "cad-sentiment"])
     data.add_argument("--x-column", default="x")
     data.add_argument("--x-hat-column", default="x_hat")
-    data.add_argument("--max-pairs", type=int, default=None, help="A random sample this large.")
+    data.add_argument(
+        "--max-pairs",
+        type=whole_number_at_least(1),
+        default=None,
+        help="A random sample this large (default: every pair).",
+    )
     model = parser.add_argument_group("model and optimisation")
     model.add_argument("--base-model", default=None, help="Hub id, local dir, or the default.")
-    model.add_argument("--output", required=True, help="Directory to write the model to.")
-    model.add_argument("--epochs", type=int, default=3)
-    model.add_argument("--learning-rate", type=float, default=5e-5)
-    model.add_argument("--batch-size", type=int, default=16)
-    model.add_argument("--max-length", type=int, default=120)
+    model.add_argument(
+        "--output",
+        required=True,
+        help="Directory to write the model to: a new or empty one, or an earlier model's "
+        "(overwritten).",
+    )
+    model.add_argument("--epochs", type=whole_number_at_least(1), default=3)
+    model.add_argument("--learning-rate", type=number_above(0), default=5e-5)
+    model.add_argument("--batch-size", type=whole_number_at_least(1), default=16)
+    model.add_argument("--max-length", type=whole_number_at_least(1), default=120)
     model.add_argument("--device", default="auto")
     model.add_argument(
         "--precision",
@@ -245,15 +274,24 @@ def add_train_parser(commands) -> None:
     )
     stopping = parser.add_argument_group("held-out split and early stopping")
     stopping.add_argument(
-        "--eval-fraction", type=float, default=0.05, help="Share of pairs held out (0.05)."
+        "--eval-fraction",
+        type=share(zero=True, one=False),
+        default=0.05,
+        help="Share of pairs held out (0.05).",
     )
     stopping.add_argument(
-        "--eval-every", type=int, default=0, help="Steps between evaluations (0: each epoch)."
+        "--eval-every",
+        type=whole_number_at_least(0),
+        default=0,
+        help="Steps between evaluations (0: each epoch).",
     )
     stopping.add_argument(
-        "--patience", type=int, default=2, help="Evaluations without improvement (2)."
+        "--patience",
+        type=whole_number_at_least(1),
+        default=2,
+        help="Evaluations without improvement (2).",
     )
-    stopping.add_argument("--min-delta", type=float, default=0.0)
+    stopping.add_argument("--min-delta", type=number_at_least(0), default=0.0)
     stopping.add_argument(
         "--eval-batch-size",
         type=int,

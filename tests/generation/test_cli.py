@@ -272,7 +272,7 @@ def test_invalid_decoding_options_are_one_line(run_main, model_dir):
         run_main("perturb", "--model", model_dir, "--beams", "2", "--n", "3", KIDS), "perturb"
     )
 
-    assert "num_beams" in line
+    assert "--n 3" in line and "--beams 2" in line
 
 
 def test_train_with_a_missing_pairs_file_is_one_line(run_main, tmp_path):
@@ -332,9 +332,11 @@ def test_perturb_reports_skipped_originals_and_bad_options(capsys):
                 "Der Hund bellt sehr laut heute",
             ]
         )
-        == 0
+        == 2  # nothing at all came out
     )
-    assert "skipped x1: not English" in capsys.readouterr().err
+    skipped, summary = capsys.readouterr().err.strip().splitlines()
+    assert skipped.startswith("skipped x1: not English")
+    assert summary == "perturb: causal-negation skipped every original (the reasons are above)."
     assert main(["perturb", "--generator", "causal-negation", "--option", "bogus=1", "a b"]) == 2
     assert "unknown option(s) bogus" in capsys.readouterr().err
     assert main(["perturb", "--generator", "causal-negation", "--option", "novalue", "a b"]) == 2

@@ -291,15 +291,21 @@ def test_evaluate_with_no_originals_is_a_usage_error(tmp_path, capsys):
 
 @pytest.mark.parametrize(
     ("option", "message"),
-    [("--temperature", "temperature must be positive."), ("--top-p", "top_p must be in (0, 1].")],
+    [
+        ("--temperature", "must be more than 0, not 0"),
+        ("--top-p", "must be more than 0 and at most 1, not 0"),
+    ],
 )
-def test_evaluate_with_bad_sampling_is_one_line_exit_2(tmp_path, capsys, option, message):
+def test_evaluate_with_bad_sampling_is_refused_naming_the_option(tmp_path, capsys, option, message):
     (tmp_path / "sentiment_combined_paired").mkdir()
 
-    status = cli.main(["evaluate", "--data", str(tmp_path), option, "0", "--quiet"])
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["evaluate", "--data", str(tmp_path), option, "0", "--quiet"])
 
-    assert status == cli.EXIT_USAGE
-    assert capsys.readouterr().err.strip().splitlines() == [f"evaluate: {message}"]
+    assert exited.value.code == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.strip().splitlines()[-1].endswith(f"argument {option}: {message}")
+    assert "Traceback" not in err
 
 
 @pytest.mark.parametrize(

@@ -8,14 +8,20 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument(
-            "arguments", nargs="*", help="Options for `python -m generation train`, after `--`."
+            "arguments",
+            nargs="*",
+            help="Options for `python -m generation train`, as they are or after `--`.",
         )
 
     def run_from_argv(self, argv):
-        # Everything after the command name goes to the generation CLI untouched.
+        # Everything after the command name goes to the generation CLI untouched, but for
+        # a leading `--`, which only separates this command's name from the options.
         from generation.cli import main
 
-        status = main(["train", *argv[2:]])
+        arguments = argv[2:]
+        if arguments[:1] == ["--"]:
+            arguments = arguments[1:]
+        status = main(["train", *arguments])
         if status:
             raise SystemExit(status)
 

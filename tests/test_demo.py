@@ -1,7 +1,8 @@
 from io import StringIO
 
+import pytest
 from django.contrib.auth import authenticate
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from cfannotate.campaigns.models import Campaign
 
@@ -17,6 +18,24 @@ def test_demo_setup_is_idempotent_and_prints_a_working_login(db):
     username, password = line.split(" as ")[1].split(" / ")
     assert authenticate(username=username.strip(), password=password.strip()) is not None
     assert "/api/schema/" in out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (
+            {"base_url": "notaurl", "generate": 0},
+            "--base-url must be an http:// or https:// address such as "
+            "https://labels.example.org, not 'notaurl'.",
+        ),
+        ({"generate": -5}, "--generate takes 0 (skip) or more originals, not -5."),
+    ],
+)
+def test_demo_setup_refuses_bad_options_before_it_makes_anything(db, options, message):
+    with pytest.raises(CommandError) as caught:
+        call_command("demo_setup", stdout=StringIO(), **options)
+    assert str(caught.value) == message
+    assert not Campaign.objects.exists()
 
 
 def test_the_demo_campaigns_come_with_gold_and_training_rounds_and_open_for_labeling(db):

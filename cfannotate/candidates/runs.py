@@ -12,7 +12,7 @@ import time
 from datetime import timedelta
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from cfannotate.campaigns.models import Campaign
@@ -258,6 +258,13 @@ def generation_chunk_process(
             fluency_lm=fluency_lm,
             on_progress=_ChunkProgress(chunk),
         )
+    except KeyboardInterrupt:
+        # Stopped by Ctrl-C (a foreground `generate`, a worker shut down): the lease ends
+        # now, so recovery takes the chunk at once, or cancelling its run drops it.
+        GenerationChunk.objects.filter(
+            pk=chunk.pk, state=ChunkState.RUNNING, attempts=chunk.attempts
+        ).update(lease_expires_at=timezone.now())
+        raise
     except Exception as error:
         logger.exception("chunk %s of run %s failed", chunk.index, chunk.run_id)
         _finish(chunk, state=ChunkState.FAILED, error=f"{type(error).__name__}: {error}")
@@ -286,10 +293,12 @@ def requeue_stale_chunks(*, run: GenerationRun | None = None) -> int:
 
 @transaction.atomic
 def generation_run_cancel(*, run: GenerationRun) -> GenerationRun:
-    """Stop a run: queued chunks are dropped; a chunk already running finishes and is kept."""
+    """Stop a run: queued chunks are dropped, and running ones no worker holds any more
+    (an expired lease); a chunk a worker holds finishes and is kept."""
     if run.state not in (RunState.QUEUED, RunState.RUNNING):
         raise Conflict(f"The run is already {run.get_state_display().lower()}.")
-    run.chunks.filter(state=ChunkState.QUEUED).update(state=ChunkState.CANCELLED)
+    unheld = Q(state=ChunkState.RUNNING, lease_expires_at__lte=timezone.now())
+    run.chunks.filter(Q(state=ChunkState.QUEUED) | unheld).update(state=ChunkState.CANCELLED)
     run.state = RunState.CANCELLED
     run.finished_at = timezone.now()
     run.save(update_fields=["state", "finished_at"])

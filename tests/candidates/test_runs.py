@@ -132,6 +132,32 @@ def test_cancel_drops_queued_chunks(campaign, tiny_lm, scripted):
         generation_run_cancel(run=run)
 
 
+def test_an_interrupted_chunk_is_taken_again_at_once_or_dropped_with_its_run(campaign, monkeypatch):
+    """Ctrl-C (a worker shut down, a foreground `generate`) left the chunk running for the
+    lease's 30 minutes: nobody took it, and a cancelled run showed it running."""
+
+    def interrupted(**kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("cfannotate.candidates.services.candidates_generate", interrupted)
+    run = generation_run_create(campaign=campaign, chunk_size=3)
+    first, second = run.chunks.order_by("index")
+    with pytest.raises(KeyboardInterrupt):
+        generation_chunk_process(chunk_id=first.pk, worker="stopped")
+    first.refresh_from_db()
+    assert first.state == ChunkState.RUNNING and first.lease_expires_at <= timezone.now()
+    assert requeue_stale_chunks(run=run) == 1  # a worker takes it now, not in 30 minutes
+
+    with pytest.raises(KeyboardInterrupt):
+        generation_chunk_process(chunk_id=second.pk, worker="held")
+    GenerationChunk.objects.filter(pk=first.pk).update(
+        lease_expires_at=timezone.now() + timedelta(minutes=5)  # another worker holds it
+    )
+    generation_run_cancel(run=run)
+    states = list(run.chunks.order_by("index").values_list("state", flat=True))
+    assert states == [ChunkState.RUNNING, ChunkState.CANCELLED]
+
+
 def test_failed_chunks_are_recorded_and_retried(
     campaign, tiny_lm, scripted, monkeypatch, django_capture_on_commit_callbacks
 ):

@@ -127,3 +127,125 @@ def test_prolific_study_and_sync_commands(campaign, prolific):
     assert prolific.studies[publication.external_id]["total_available_places"] >= 1
     synced = _run("crowd_sync", str(campaign.id))
     assert "Synced: 1 study or HIT refreshed, 0 submissions checked." in synced
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--name", "Lab", "--days", "3"],
+            "--days does not go with --name: a shared link has no end date; "
+            "--days is for a personal --worker link.",
+        ),
+        (
+            ["--worker", "bob", "--quota", "3"],
+            "--quota does not go with --worker: a personal link is for one worker; "
+            "a quota limits a shared --name link.",
+        ),
+        (
+            ["--name", "Lab", "--base-url", "notaurl"],
+            "--base-url must be an http:// or https:// address such as "
+            "https://labels.example.org, not 'notaurl'.",
+        ),
+        (
+            ["--worker", "bob", "--base-url", "https://"],
+            "--base-url must be an http:// or https:// address such as "
+            "https://labels.example.org, not 'https://'.",
+        ),
+    ],
+)
+def test_crowd_link_refuses_options_that_do_not_apply_and_makes_no_link(campaign, args, message):
+    with pytest.raises(CommandError) as caught:
+        _run("crowd_link", str(campaign.id), *args)
+    assert str(caught.value) == message
+    assert not InvitationLink.objects.exists() and not PersonalLink.objects.exists()
+
+
+def test_a_public_url_that_is_no_address_is_named(campaign, settings):
+    settings.CROWD_PUBLIC_URL = "labels.example.org"
+    with pytest.raises(CommandError) as caught:
+        _run("crowd_link", str(campaign.id), "--name", "Lab")
+    assert str(caught.value).startswith("CFANNOTATE_PUBLIC_URL must be an http:// or https://")
+    assert not InvitationLink.objects.exists()
+
+
+MTURK = ["--title", "Judge", "--description", "Judge edits", "--reward", "1.00"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--assignments", "0"],
+            "Some MTurk settings are not valid: --assignments. "
+            "(--assignments: Between 1 and 100000.)",
+        ),
+        (
+            ["--assignments", "-3"],
+            "Some MTurk settings are not valid: --assignments. "
+            "(--assignments: Between 1 and 100000.)",
+        ),
+        (
+            ["--per-hit", "0"],
+            "Some MTurk settings are not valid: --per-hit. (--per-hit: Between 1 and 1000.)",
+        ),
+        (
+            ["--no-qualifications", "--min-approval", "50"],
+            "--min-approval does not go with --no-qualifications, which leaves out every "
+            "locale and approval requirement.",
+        ),
+        (
+            ["--no-qualifications", "--locale", "GB"],
+            "--locale does not go with --no-qualifications, which leaves out every "
+            "locale and approval requirement.",
+        ),
+        (
+            ["--no-qualifications", "--min-approved-hits", "0"],
+            "--min-approved-hits does not go with --no-qualifications, which leaves out every "
+            "locale and approval requirement.",
+        ),
+    ],
+)
+def test_mturk_publish_names_the_option_it_refuses(campaign, mturk_stub, args, message):
+    with pytest.raises(CommandError) as caught:
+        _run("mturk_publish", str(campaign.id), *MTURK, *args)
+    assert str(caught.value) == message
+    assert not Publication.objects.exists()  # and the stub was asked nothing
+
+
+def test_mturk_publish_takes_its_qualification_defaults_or_the_options(campaign, mturk_stub):
+    mturk_stub.add_response("create_hit_type", {"HITTypeId": "HT7"})
+    mturk_stub.add_response("create_hit_with_hit_type", {"HIT": {"HITId": "HITZ"}})
+    _run("mturk_publish", str(campaign.id), *MTURK, "--assignments", "3", "--min-approval", "50")
+    options = Publication.objects.get().options
+    assert (options["locale"], options["min_approval_percent"]) == ("US", 50)
+    assert options["min_approved_hits"] == 1000
+
+
+@pytest.mark.parametrize("places", ["0", "-3"])
+def test_prolific_study_refuses_no_places(campaign, prolific, places):
+    with pytest.raises(CommandError) as caught:
+        _run(
+            "prolific_study", str(campaign.id), "--name", "Judge", "--description", "Judge edits",
+            "--reward-cents", "200", "--minutes", "12", "--places", places,
+        )  # fmt: skip
+    assert str(caught.value) == (
+        "Some Prolific settings are not valid: --places. (--places: Between 1 and 100000.)"
+    )
+    assert not Publication.objects.exists() and not prolific.studies
+
+
+def test_crowd_sync_with_a_problem_warns_and_fails(campaign, settings):
+    from io import StringIO
+
+    from tests.crowd.conftest import make_prolific_publication
+
+    settings.CROWD_PROLIFIC_TOKEN = ""  # Prolific not configured: nothing is asked of it
+    make_prolific_publication(campaign)
+    out, err = StringIO(), StringIO()
+    with pytest.raises(CommandError) as caught:
+        call_command("crowd_sync", str(campaign.id), stdout=out, stderr=err)
+    assert str(caught.value) == "The sync met 1 problem: see above."
+    assert "Prolific: Prolific is not configured: CFANNOTATE_PROLIFIC_TOKEN" in err.getvalue()
+    assert "Synced with problems: " in out.getvalue()
+    assert out.getvalue().strip().endswith("1 problem found.")

@@ -2,6 +2,8 @@
 than it was made for, by hand or by the labeling sweep up to a cap: the services against
 the fake Prolific, the campaign page's notice and forms, the API and the command."""
 
+import re
+
 import pytest
 from django.urls import reverse
 from django.utils import timezone
@@ -201,7 +203,7 @@ def test_the_command_lists_places_and_adds_the_shortfall(prolific):
 
     for args, message in [
         (["--add", "many"], "--add takes a number of places or 'short', not 'many'"),
-        (["--add", "0"], "Add 1 to 100000 places"),
+        (["--add", "0"], "--add takes 1 to 100000 places or 'short', not 0."),
         (["--add", "1", "--study", "nope"], "No Prolific study 'nope' in this campaign"),
         (["99999"], "No campaign with id 99999"),
     ]:
@@ -319,6 +321,30 @@ def test_the_command_sets_and_clears_the_cap(prolific):
         _command(str(campaign.id), "--up-to", "lots")
     with pytest.raises(CommandError, match="Cap the study at 2 to 100000 places"):
         _command(str(campaign.id), "--up-to", "1", "--study", study.external_id)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--up-to", "off", "--add", "-1"], "--add takes 1 to 100000 places or 'short', not -1."),
+        (["--up-to", "off", "--add", "100001"], "--add takes 1 to 100000 places or 'short'"),
+        (["--up-to", "off", "--study", "nope"], "No Prolific study 'nope' in this campaign"),
+        (["--study", "nope"], "No Prolific study 'nope' in this campaign"),
+    ],
+)
+def test_the_command_refuses_bad_input_before_it_changes_anything(prolific, args, message):
+    from django.core.management.base import CommandError
+
+    campaign = make_labeling_campaign(units=4, gold=1, rounds_per_assignment=2)
+    study = prolific_study_create(
+        campaign=campaign, options=_options(places=2), base_url="https://labels.example.org"
+    )
+    _command(str(campaign.id), "--up-to", "20")
+    with pytest.raises(CommandError, match=re.escape(message)):
+        _command(str(campaign.id), *args)
+    study.refresh_from_db()
+    assert study.options["places_up_to"] == 20 and study.options["places"] == 2
+    assert not prolific.calls("PATCH", "studies/")
 
 
 def test_the_overview_asks_for_places_only_when_the_sweep_will_not_add_them(study):

@@ -93,3 +93,37 @@ def test_bad_input_is_one_clear_line(labeled, tmp_path):
             "evaluate", str(labeled.campaign.id), "--kind", "table3", "--train", incomplete
         )
     assert not Evaluation.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--n", "5", "--m", "3", "--seeds", "7"],
+            "--n is for Table 3 (--kind table3); it does not go with --kind table2, the default.",
+        ),
+        (
+            ["--kind", "table2", "--test-fraction", "0.5"],
+            "--test-fraction is for Table 3 (--kind table3); it does not go with --kind table2, "
+            "the default.",
+        ),
+        (
+            ["--kind", "table3", "--folds", "3"],
+            "--folds is for Table 2; it does not go with --kind table3.",
+        ),
+        (
+            ["--kind", "table3", "--bootstrap", "200"],
+            "--bootstrap is for Table 2; it does not go with --kind table3.",
+        ),
+        (
+            ["--folds", "3", "--predictions", "p.jsonl"],
+            "--folds does not go with --predictions: folds are for the baseline cross-fitted "
+            "on the campaign's originals, when neither file is given.",
+        ),
+    ],
+)
+def test_options_of_the_other_table_are_refused_and_nothing_is_stored(labeled, args, message):
+    with pytest.raises(CommandError) as caught:
+        call_command("evaluate", str(labeled.campaign.id), *args)
+    assert str(caught.value) == message
+    assert not Evaluation.objects.exists()

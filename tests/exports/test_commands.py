@@ -1,6 +1,9 @@
 """`manage.py export`: to a file or standard output; one clear line on bad input."""
 
+import errno
 import json
+import os
+import stat
 from io import StringIO
 
 import pytest
@@ -60,3 +63,54 @@ def test_an_unwritable_output_is_one_clear_line(campaign, tmp_path):
         call_command(
             "export", str(campaign.id), "contrast", output=str(tmp_path / "missing/out.jsonl")
         )
+
+
+def _failing_midway(monkeypatch):
+    """The export's text stops after a first piece, as on a disk that is full."""
+
+    def chunks(self, rows=None):
+        yield "a first row, written\n"
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr("cfannotate.exports.files.ExportFile.chunks", chunks)
+
+
+def test_a_failed_write_leaves_the_old_file_whole_and_nothing_else(labeled, tmp_path, monkeypatch):
+    path = tmp_path / "judgments.jsonl"
+    path.write_text("the export of yesterday\n", encoding="utf-8")
+    _failing_midway(monkeypatch)
+
+    with pytest.raises(CommandError) as caught:
+        call_command("export", str(labeled.campaign.id), "judgments", output=str(path))
+
+    assert str(caught.value) == f"Cannot write {path}: No space left on device."
+    assert path.read_text(encoding="utf-8") == "the export of yesterday\n"
+    assert [each.name for each in tmp_path.iterdir()] == ["judgments.jsonl"]
+    # A new file is not begun either.
+    with pytest.raises(CommandError, match="No space left on device"):
+        call_command("export", str(labeled.campaign.id), "judgments", output=str(tmp_path / "new"))
+    assert [each.name for each in tmp_path.iterdir()] == ["judgments.jsonl"]
+
+
+def test_a_written_file_replaces_the_old_one_and_keeps_its_permissions(labeled, tmp_path):
+    path = tmp_path / "contrast.jsonl"
+    path.write_text("old\n", encoding="utf-8")
+    path.chmod(0o640)
+
+    call_command(
+        "export", str(labeled.campaign.id), "contrast", output=str(path), stderr=StringIO()
+    )
+
+    assert len(path.read_text(encoding="utf-8").splitlines()) == 2
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+    assert [each.name for each in tmp_path.iterdir()] == ["contrast.jsonl"]
+
+
+def test_a_full_standard_output_is_one_clear_line(labeled):
+    class Full(StringIO):
+        def write(self, text):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    with pytest.raises(CommandError) as caught:
+        call_command("export", str(labeled.campaign.id), "judgments", stdout=Full())
+    assert str(caught.value) == "Cannot write to standard output: No space left on device."

@@ -1,14 +1,19 @@
 """`manage.py generate CAMPAIGN`: the background pipeline in the foreground, with a progress bar."""
 
+import logging
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from django.core.management.base import BaseCommand, CommandError
 
 from cfannotate.campaigns.models import Campaign
 from cfannotate.candidates.hooks import candidates_ready_send
+from cfannotate.candidates.models import GenerationRun, RunState
 from cfannotate.candidates.runs import (
     DEFAULT_CHUNK_SIZE,
     generation_chunk_process,
+    generation_run_cancel,
     generation_run_create,
 )
 from cfannotate.candidates.selectors import generation_overview
@@ -46,37 +51,25 @@ class Command(BaseCommand):
         device: str,
         **options,
     ):
-        from tqdm import tqdm
-
-        from generation.models import ModelUnavailable, resolve_device
+        from generation.models import resolve_device
 
         found = Campaign.objects.filter(pk=campaign).first()
         if found is None:
             raise CommandError(f"No campaign with id {campaign}.")
         if limit is not None and limit < 1:
             raise CommandError("--limit must be at least 1.")
+        if chunk_size < 1:
+            raise CommandError("--chunk-size must be at least 1.")
         try:
             resolve_device(device)  # a device this machine lacks stops here, before any run
         except ValueError as error:
             raise CommandError(str(error)) from None
-        if not_generated:
-            ids = list(generation_overview(found).not_generated_ids)[:limit]
-            if not ids:
-                raise CommandError(
-                    f"Every original of {found.name} has been generated already; "
-                    "run without --not-generated to generate again for all of them."
-                )
-        else:
-            ids = list(found.originals.order_by("id").values_list("id", flat=True)[:limit])
+        ids = _original_ids(found, limit=limit, not_generated=not_generated)
         try:
             run = generation_run_create(campaign=found, chunk_size=chunk_size, original_ids=ids)
-            chunks = list(run.chunks.order_by("index"))
-            with tqdm(total=len(ids), desc="originals", unit="original", file=sys.stderr) as bar:
-                for chunk in chunks:
-                    generation_chunk_process(chunk_id=chunk.pk, device=device)
-                    bar.update(len(chunk.original_ids))
-        except (CfannotateError, ModelUnavailable, ValueError) as error:
-            raise CommandError(getattr(error, "message", str(error))) from None
+        except CfannotateError as error:
+            raise CommandError(error.message) from None
+        self._generate(run, originals=len(ids), device=device)
         run.refresh_from_db()
         units = candidates_ready_send(found.pk, wait=True) or 0
         self.stdout.write(
@@ -87,3 +80,76 @@ class Command(BaseCommand):
                 f"{counted(units, 'labeling unit')} selected."
             )
         )
+
+    def _generate(self, run: GenerationRun, *, originals: int, device: str) -> None:
+        """Process the run's chunks in order. Whatever stops it, Ctrl-C included, ends the
+        run (its queued chunks dropped), so the campaign is never left with a run in progress
+        that no worker will take; the error is then one line."""
+        from tqdm import tqdm
+
+        from generation.engines.server import InferenceServerError
+        from generation.models import ModelUnavailable
+
+        known = (CfannotateError, ModelUnavailable, InferenceServerError, ValueError)
+        try:
+            with (
+                _tracebacks_left_out(known),
+                tqdm(total=originals, desc="originals", unit="original", file=sys.stderr) as bar,
+            ):
+                for chunk in run.chunks.order_by("index"):
+                    generation_chunk_process(chunk_id=chunk.pk, device=device)
+                    bar.update(len(chunk.original_ids))
+        except KeyboardInterrupt:
+            ended = _run_end(run)
+            raise CommandError(f"Interrupted: run {run.pk} {ended}.", returncode=130) from None
+        except known as error:
+            ended = _run_end(run)
+            message = getattr(error, "message", str(error))
+            raise CommandError(f"{message} (run {run.pk} {ended}.)") from None
+        except Exception as error:
+            # Logged with its traceback by the chunk that failed (candidates.runs).
+            ended = _run_end(run)
+            raise CommandError(
+                f"Generation failed: {type(error).__name__}: {error} (run {run.pk} {ended}.)"
+            ) from None
+
+
+@contextmanager
+def _tracebacks_left_out(known: tuple[type[BaseException], ...]) -> Iterator[None]:
+    """A failed chunk is logged with its traceback, for a worker's log; here the command
+    says a known failure in one line, so the log line leaves its traceback out (an
+    unexpected error keeps it)."""
+
+    def without_traceback(record: logging.LogRecord) -> bool:
+        if record.exc_info and isinstance(record.exc_info[1], known):
+            record.exc_info, record.exc_text = None, None
+        return True
+
+    logger = logging.getLogger("cfannotate.candidates.runs")
+    logger.addFilter(without_traceback)
+    try:
+        yield
+    finally:
+        logger.removeFilter(without_traceback)
+
+
+def _original_ids(campaign: Campaign, *, limit: int | None, not_generated: bool) -> list[int]:
+    if not campaign.originals.exists():
+        raise CommandError(f"{campaign.name} has no originals to generate for: upload some first.")
+    if not not_generated:
+        return list(campaign.originals.order_by("id").values_list("id", flat=True)[:limit])
+    ids = list(generation_overview(campaign).not_generated_ids)[:limit]
+    if not ids:
+        raise CommandError(
+            f"Every original of {campaign.name} has been generated already; "
+            "run without --not-generated to generate again for all of them."
+        )
+    return ids
+
+
+def _run_end(run: GenerationRun) -> str:
+    """Cancel the run unless its chunks ended it already; how it ended, in words."""
+    run.refresh_from_db()
+    if run.state in (RunState.QUEUED, RunState.RUNNING):
+        run = generation_run_cancel(run=run)
+    return run.get_state_display().lower()

@@ -1,7 +1,7 @@
 """`manage.py crowd_link CAMPAIGN --name NAME [--quota N]`: an invitation link for annotators;
 `--worker NAME [--days N]`: a personal link for one named annotator."""
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 from django.urls import reverse
 
 from cfannotate.core.exceptions import CfannotateError
@@ -26,18 +26,28 @@ class Command(BaseCommand):
         who = parser.add_mutually_exclusive_group(required=True)
         who.add_argument("--name", help="Who the (shared) link is for.")
         who.add_argument("--worker", help="The one worker a personal link is for.")
-        parser.add_argument("--quota", type=int, default=None, help="Most assignments it starts.")
         parser.add_argument(
-            "--days", type=int, default=PERSONAL_LINK_DAYS, help="How long a personal link works."
+            "--quota", type=int, default=None, help="Most assignments a --name link starts."
+        )
+        parser.add_argument(
+            "--days",
+            type=int,
+            default=None,
+            help=f"How long a --worker link works (default: {PERSONAL_LINK_DAYS}).",
         )
         parser.add_argument("--base-url", default=None, help="e.g. https://labels.example.org")
 
     def handle(self, *args, campaign: int, name, worker, quota, days, base_url, **options):
+        _refuse_options_that_do_not_apply(worker=worker, quota=quota, days=days)
         found = campaign_or_error(campaign)
         base_url = base_url_or_error(base_url)
         try:
             if worker is not None:
-                personal = personal_link_create(campaign=found, worker_name=worker, days=days)
+                personal = personal_link_create(
+                    campaign=found,
+                    worker_name=worker,
+                    days=PERSONAL_LINK_DAYS if days is None else days,
+                )
             else:
                 link = invitation_link_create(campaign=found, name=name, quota=quota)
         except CfannotateError as error:
@@ -57,3 +67,16 @@ class Command(BaseCommand):
         url = base_url + reverse("join-link", kwargs={"token": link_token(link.id)})
         limit = f", for {counted(quota, 'assignment')}" if quota else ""
         self.stdout.write(self.style.SUCCESS(f"Invitation link {link.name!r}{limit}: {url}"))
+
+
+def _refuse_options_that_do_not_apply(*, worker, quota, days) -> None:
+    if worker is not None and quota is not None:
+        raise CommandError(
+            "--quota does not go with --worker: a personal link is for one worker; "
+            "a quota limits a shared --name link."
+        )
+    if worker is None and days is not None:
+        raise CommandError(
+            "--days does not go with --name: a shared link has no end date; "
+            "--days is for a personal --worker link."
+        )

@@ -8,6 +8,7 @@ from django.template.defaultfilters import pluralize
 from cfannotate.core.exceptions import CfannotateError
 from cfannotate.crowd.management.helpers import campaign_or_error, command_error
 from cfannotate.crowd.places import (
+    MAX_PLACES,
     places_added_message,
     places_cap_message,
     publication_places_add,
@@ -33,14 +34,39 @@ class Command(BaseCommand):
         parser.add_argument("--study", help="Prolific study id (default: the newest study).")
 
     def handle(self, *args, campaign: int, add: str | None, study: str | None, **options):
+        # Every option is read, and the study found, before anything is changed.
+        wants_short, places = _places_to_add(add)
         up_to = options["up_to"]
+        cap = None if up_to is None else _cap(up_to)
         campaign = campaign_or_error(campaign)
         studies = study_places(campaign)
         if not studies:
             raise CommandError(
                 f"Campaign {campaign.id} has no Prolific study: create one with prolific_study."
             )
+        chosen = _study(studies, study)
         short = places_short(campaign, studies)
+        self._list(studies, short)
+        if up_to is not None:
+            try:
+                publication = publication_places_cap_set(publication=chosen.publication, up_to=cap)
+            except CfannotateError as error:
+                raise command_error(error) from None
+            self.stdout.write(self.style.SUCCESS(places_cap_message(publication)))
+        if add is None:
+            return
+        if wants_short:
+            places = short.short if short else None
+        if places is None:
+            self.stdout.write(self.style.SUCCESS("The studies have places enough: none added."))
+            return
+        try:
+            publication = publication_places_add(publication=chosen.publication, places=places)
+        except CfannotateError as error:
+            raise command_error(error) from None
+        self.stdout.write(self.style.SUCCESS(places_added_message(publication)))
+
+    def _list(self, studies, short) -> None:
         for each in studies:
             publication = each.publication
             cap = f", added by itself up to {each.up_to}" if each.up_to else ""
@@ -54,36 +80,21 @@ class Command(BaseCommand):
                 f"The units still need about {short.needed} new assignments and the studies "
                 f"have {short.left} place{pluralize(short.left)} left: {short.short} short."
             )
-        if up_to is not None:
-            chosen = _study(studies, study)
-            try:
-                publication = publication_places_cap_set(
-                    publication=chosen.publication, up_to=_cap(up_to)
-                )
-            except CfannotateError as error:
-                raise command_error(error) from None
-            self.stdout.write(self.style.SUCCESS(places_cap_message(publication)))
-        if add is None:
-            return
-        places = _places_to_add(add, short)
-        if places is None:
-            self.stdout.write(self.style.SUCCESS("The studies have places enough: none added."))
-            return
-        chosen = _study(studies, study)
-        try:
-            publication = publication_places_add(publication=chosen.publication, places=places)
-        except CfannotateError as error:
-            raise command_error(error) from None
-        self.stdout.write(self.style.SUCCESS(places_added_message(publication)))
 
 
-def _places_to_add(add: str, short) -> int | None:
+def _places_to_add(add: str | None) -> tuple[bool, int | None]:
+    """(whether --add asks for the shortfall, the number of places it asks for)."""
+    if add is None:
+        return False, None
     if add.strip().lower() == "short":
-        return short.short if short else None
+        return True, None
     try:
-        return int(add)
+        places = int(add)
     except ValueError:
         raise CommandError(f"--add takes a number of places or 'short', not {add!r}.") from None
+    if not 1 <= places <= MAX_PLACES:
+        raise CommandError(f"--add takes 1 to {MAX_PLACES} places or 'short', not {places}.")
+    return False, places
 
 
 def _cap(up_to: str) -> int | None:

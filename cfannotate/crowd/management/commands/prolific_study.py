@@ -8,6 +8,16 @@ from cfannotate.crowd.providers.prolific import ProlificOptions
 from cfannotate.crowd.publishing import prolific_study_create
 from cfannotate.crowd.selectors import assignments_needed
 
+# ProlificOptions' fields as this command's options, for the one line an error is.
+OPTIONS = {
+    "name": "--name",
+    "description": "--description",
+    "places": "--places",
+    "reward_cents": "--reward-cents",
+    "minutes": "--minutes",
+    "base_url": "--base-url",
+}
+
 
 class Command(BaseCommand):
     help = (
@@ -27,10 +37,11 @@ class Command(BaseCommand):
     def handle(self, *args, **o):
         campaign = campaign_or_error(o["campaign"])
         base_url = base_url_or_error(o["base_url"])
+        places = o["places"]
         options = ProlificOptions(
             name=o["name"],
             description=o["description"],
-            places=o["places"] or assignments_needed(campaign),
+            places=assignments_needed(campaign) if places is None else places,
             reward_cents=o["reward_cents"],
             minutes=o["minutes"],
         )
@@ -39,7 +50,7 @@ class Command(BaseCommand):
                 campaign=campaign, options=options, base_url=base_url
             )
         except CfannotateError as error:
-            raise command_error(error) from None
+            raise command_error(error, OPTIONS) from None
         self.stdout.write(
             self.style.SUCCESS(
                 f"Created draft Prolific study {publication.external_id} "

@@ -8,6 +8,7 @@ from cfannotate.campaigns.models import CampaignStatus
 from cfannotate.core.exceptions import CfannotateError
 from cfannotate.core.text import counted
 from cfannotate.core.worker_tokens import join_token
+from cfannotate.crowd.management.helpers import http_url_or_error
 from cfannotate.demo.setup import GenerationProgress, demo_generate, demo_setup
 
 
@@ -40,6 +41,9 @@ class Command(BaseCommand):
     def handle(self, *args, base_url: str, generate: int, **options):
         from generation.models import ModelUnavailable
 
+        base = http_url_or_error(base_url, source="--base-url")
+        if generate < 0:
+            raise CommandError(f"--generate takes 0 (skip) or more originals, not {generate}.")
         try:
             setup = demo_setup()
             # Kept in the shared cache: the settings page's first load then imports nothing.
@@ -55,7 +59,6 @@ class Command(BaseCommand):
                     self.stdout.write(f"  {line}")
         except (CfannotateError, ModelUnavailable) as error:
             raise CommandError(getattr(error, "message", str(error))) from None
-        base = base_url.rstrip("/")
         out = self.stdout
         out.write(self.style.SUCCESS("Demo ready."))
         out.write(f"  Log in:     {base}/accounts/login/  as {setup.username} / {setup.password}")

@@ -87,6 +87,39 @@ def table3_lines(evaluation: Evaluation) -> list[str]:
     return lines
 
 
+# The options of one table only (Table 2 also takes --predictions and --train).
+TABLE2_ONLY = {"folds": "--folds", "bootstrap": "--bootstrap"}
+TABLE3_ONLY = {"n": "--n", "m": "--m", "test_fraction": "--test-fraction", "seeds": "--seeds"}
+
+
+def _refuse_options_of_the_other_table(kind: str, options: dict) -> None:
+    """CommandError naming an option given for the table not asked for, or --folds beside
+    the predictions or training set that leave no baseline to cross-fit."""
+    if kind == EvaluationKind.TABLE3:
+        if options["predictions"] or options["train"]:
+            raise CommandError(
+                "--predictions and --train are for Table 2; Table 3 trains the baseline "
+                "on the campaign's own data."
+            )
+        for name, option in TABLE2_ONLY.items():
+            if options[name] is not None:
+                raise CommandError(f"{option} is for Table 2; it does not go with --kind table3.")
+        return
+    for name, option in TABLE3_ONLY.items():
+        if options[name] is not None:
+            raise CommandError(
+                f"{option} is for Table 3 (--kind table3); it does not go with --kind table2, "
+                "the default."
+            )
+    if options["folds"] is not None:
+        for name in ("predictions", "train"):
+            if options[name]:
+                raise CommandError(
+                    f"--folds does not go with --{name}: folds are for the baseline "
+                    "cross-fitted on the campaign's originals, when neither file is given."
+                )
+
+
 class Command(BaseCommand):
     help = (
         "Evaluate a model on a campaign's kept counterfactuals: Table 2 (contrast set: accuracy, "
@@ -103,17 +136,34 @@ class Command(BaseCommand):
         parser.add_argument(
             "--train", help="Table 2: JSONL of {text, context?, label} to train the baseline on."
         )
-        parser.add_argument("--folds", type=int, default=services.DEFAULT_FOLDS)
-        parser.add_argument("--bootstrap", type=int, default=services.DEFAULT_BOOTSTRAP)
+        parser.add_argument(
+            "--folds",
+            type=int,
+            help=f"Table 2, cross-fitted baseline: folds (default {services.DEFAULT_FOLDS}).",
+        )
+        parser.add_argument(
+            "--bootstrap",
+            type=int,
+            help=f"Table 2: bootstrap resamples (default {services.DEFAULT_BOOTSTRAP}).",
+        )
         parser.add_argument("--n", type=int, help="Table 3: originals in both training sets.")
         parser.add_argument("--m", type=int, help="Table 3: counterfactuals (or originals) added.")
-        parser.add_argument("--test-fraction", type=float, default=services.DEFAULT_TEST_FRACTION)
         parser.add_argument(
-            "--seeds", type=int, nargs="+", default=list(services.DEFAULT_SEEDS), metavar="SEED"
+            "--test-fraction",
+            type=float,
+            help=f"Table 3: share held out (default {services.DEFAULT_TEST_FRACTION}).",
+        )
+        parser.add_argument(
+            "--seeds",
+            type=int,
+            nargs="+",
+            metavar="SEED",
+            help=f"Table 3 (default {' '.join(map(str, services.DEFAULT_SEEDS))}).",
         )
         parser.add_argument("--json", action="store_true", help="Print the stored run as JSON.")
 
     def handle(self, *args, campaign: str, kind: str, **options):
+        _refuse_options_of_the_other_table(kind, options)
         target = _campaign_from(campaign)
         arguments = {}
         if kind == EvaluationKind.TABLE2:
@@ -121,19 +171,11 @@ class Command(BaseCommand):
                 arguments["predictions"] = _read_jsonl(options["predictions"], "predictions")
             if options["train"]:
                 arguments["training_records"] = _read_jsonl(options["train"], "training")
-            arguments.update(folds=options["folds"], bootstrap=options["bootstrap"])
+            names = ("folds", "bootstrap")
         else:
-            if options["predictions"] or options["train"]:
-                raise CommandError(
-                    "--predictions and --train are for Table 2; Table 3 trains the baseline "
-                    "on the campaign's own data."
-                )
-            arguments.update(
-                n=options["n"],
-                m=options["m"],
-                test_fraction=options["test_fraction"],
-                seeds=options["seeds"],
-            )
+            names = ("n", "m", "test_fraction", "seeds")
+        # What is left out takes the service's default.
+        arguments.update({name: options[name] for name in names if options[name] is not None})
         try:
             evaluation = services.evaluation_run(campaign=target, kind=kind, **arguments)
         except CfannotateError as error:

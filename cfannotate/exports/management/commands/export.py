@@ -1,5 +1,8 @@
 """`manage.py export CAMPAIGN KIND [--format jsonl|csv] [--include-gold] [--output PATH]`."""
 
+import os
+import stat
+import tempfile
 from collections.abc import Iterator
 
 from django.core.management.base import BaseCommand, CommandError
@@ -59,15 +62,54 @@ class Command(BaseCommand):
         chunks = export.chunks(tallied(export.rows()))
         output = options["output"]
         if output is None:
+            self._to_stdout(chunks)
+            return
+        try:
+            _write_whole(output, chunks)
+        except OSError as error:
+            raise CommandError(f"Cannot write {output}: {error.strerror or error}.") from None
+        self.stderr.write(f"Wrote {counted(written, 'row')} to {output}.")
+
+    def _to_stdout(self, chunks: Iterator[str]) -> None:
+        try:
             for chunk in chunks:
                 self.stdout.write(chunk, ending="")
             self.stdout.flush()
-            return
-        try:
-            # newline="": the csv module writes its own line endings.
-            with open(output, "w", encoding="utf-8", newline="") as file:
-                for chunk in chunks:
-                    file.write(chunk)
         except OSError as error:
-            raise CommandError(f"Cannot write {output}: {error.strerror}.") from None
-        self.stderr.write(f"Wrote {counted(written, 'row')} to {output}.")
+            raise CommandError(
+                f"Cannot write to standard output: {error.strerror or error}."
+            ) from None
+
+
+def _write_whole(output: str, chunks: Iterator[str]) -> None:
+    """Write the export to `output` whole or not at all: into a temporary file beside it,
+    moved into place once complete, so a full disk or an error midway leaves the old file
+    as it was and nothing half-written. A device or a pipe (/dev/stdout) is written as it is."""
+    if os.path.exists(output) and not os.path.isfile(output):
+        with open(output, "w", encoding="utf-8", newline="") as file:
+            file.writelines(chunks)
+        return
+    target = os.path.realpath(output)  # a link is followed, not replaced
+    mode = _mode_for(target)
+    handle, temporary = tempfile.mkstemp(
+        dir=os.path.dirname(target), prefix=f".{os.path.basename(target)}.", suffix=".partial"
+    )
+    try:
+        # newline="": the csv module writes its own line endings.
+        with open(handle, "w", encoding="utf-8", newline="") as file:
+            file.writelines(chunks)
+        os.chmod(temporary, mode)
+        os.replace(temporary, target)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
+def _mode_for(target: str) -> int:
+    """The permissions the file keeps (an existing one's), or those a new file gets."""
+    try:
+        return stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask

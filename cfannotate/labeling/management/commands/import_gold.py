@@ -30,10 +30,24 @@ class Command(BaseCommand):
             raise CommandError(f"No file at {file}.")
         try:
             count = gold_rounds_import(campaign=found, records=read_jsonl(file))
+        except OSError as error:
+            raise CommandError(f"Cannot read {file}: {error.strerror or error}.") from None
         except CfannotateError as error:
-            details = "; ".join(
-                f"{where}: {', '.join(messages)}" for where, messages in error.fields.items()
-            )
-            raise CommandError(error.message + (f" {details}" if details else "")) from None
+            raise CommandError(_one_line(error)) from None
         imported = counted(count, "round")
         self.stdout.write(self.style.SUCCESS(f"Imported {imported} into {found.name}."))
+
+
+def _one_line(error: CfannotateError) -> str:
+    """The message, then the problems of each field it does not say already (a file's
+    message names its first bad line, and its fields every bad line)."""
+    details = "; ".join(
+        f"{where}: {', '.join(messages)}"
+        for where, messages in error.fields.items()
+        if not _said(error.message, where, messages)
+    )
+    return error.message + (f" {details}" if details else "")
+
+
+def _said(message: str, where: str, messages: list[str]) -> bool:
+    return f"{where}: " in message and all(problem in message for problem in messages)

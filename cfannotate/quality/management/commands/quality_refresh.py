@@ -5,6 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 from cfannotate.campaigns.models import Campaign
 from cfannotate.core.text import counted
 from cfannotate.quality.decisions import decisions_apply
+from cfannotate.quality.models import DecisionState, WorkerDecision
 from cfannotate.quality.selectors import quality_report
 from cfannotate.quality.services import quality_refresh
 
@@ -48,6 +49,26 @@ class Command(BaseCommand):
         for note in agreement.notes:
             self.stdout.write(f"  {note}")
         if apply:
-            applied, failed = decisions_apply(campaign=found)
-            message = f"Sent {counted(applied, 'decision')} to the platforms; {failed} refused."
-            self.stdout.write(self.style.WARNING(message) if failed else message)
+            self._apply(found)
+
+    def _apply(self, campaign: Campaign) -> None:
+        """Send the confirmed decisions; each one refused is printed with the platform's
+        reason, and the command then fails."""
+        confirmed = list(
+            WorkerDecision.objects.filter(
+                campaign=campaign, state=DecisionState.CONFIRMED
+            ).values_list("id", flat=True)
+        )
+        applied, failed = decisions_apply(campaign=campaign)
+        message = f"Sent {counted(applied, 'decision')} to the platforms; {failed} refused."
+        if not failed:
+            self.stdout.write(message)
+            return
+        self.stdout.write(self.style.WARNING(message))
+        refused = WorkerDecision.objects.filter(id__in=confirmed, state=DecisionState.FAILED)
+        for decision in refused.select_related("worker").order_by("id"):
+            self.stderr.write(
+                f"  {decision.get_action_display()} for worker {decision.worker}: "
+                f"{decision.error or 'refused, without a reason.'}"
+            )
+        raise CommandError(f"{counted(failed, 'decision')} refused by the platforms: see above.")

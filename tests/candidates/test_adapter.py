@@ -107,6 +107,7 @@ def test_an_unknown_strategy_and_a_seed_out_of_range_say_what_is_accepted():
     assert entry.options["seed"] == 2**32 - 1
 
 
+@pytest.mark.django_db  # the catalog is kept in the shared cache (a database table)
 def test_every_numeric_option_of_every_generator_is_bounded_around_its_default():
     for info in generator_settings.generator_catalog():
         for option, default in info.defaults.items():

@@ -247,8 +247,10 @@ def test_a_cancelled_runs_chunk_whose_worker_died_is_not_waited_for(campaign):
     )
     runs.generation_run_cancel(run=run)
     progress = run_progress(GenerationRun.objects.get(pk=run.pk))
-    assert progress.chunks_running == 1 and progress.chunks_finishing == 0
+    assert progress.chunks_running == 0 and progress.chunks_finishing == 0
     assert not progress.active
+    # No worker holds it: cancelling drops it with the queued ones.
+    assert run.chunks.get(index=1).state == ChunkState.CANCELLED
 
 
 def test_the_campaign_page_listens_for_the_end_of_a_run(client, researcher, campaign):

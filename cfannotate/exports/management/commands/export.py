@@ -26,8 +26,8 @@ def _campaign_from(reference: str) -> Campaign:
 
 class Command(BaseCommand):
     help = (
-        "Write a campaign's contrast set, augmentation set or raw judgments as JSONL or CSV, "
-        "to standard output or to a file."
+        "Write a campaign's contrast set, augmentation set, raw judgments or list of all "
+        "candidates as JSONL or CSV, to standard output or to a file."
     )
 
     def add_arguments(self, parser):

@@ -6,6 +6,7 @@ field errors are put back on the form (`errors_onto_form`).
 """
 
 import json
+import secrets
 
 from django import forms
 
@@ -22,6 +23,7 @@ from cfannotate.campaigns.label_map import (
 from cfannotate.campaigns.models import SETTING_STAGES, Campaign, TaskType
 from cfannotate.campaigns.task_templates import template_for
 from cfannotate.core.exceptions import CfannotateError
+from cfannotate.core.form_numbers import StrictFloatField, StrictIntegerField, strict_formfield
 from cfannotate.core.json_input import json_loads
 
 MAX_LABEL_LINES = 50
@@ -91,6 +93,14 @@ class CampaignCreateForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 4}),
         help_text="Left empty, the task template's instructions are used.",
     )
+    # New with every blank form, sent back with it: the same form sent twice makes one
+    # campaign (`services.campaign_create`). Empty (a page from before it existed): none.
+    creation_token = forms.CharField(
+        required=False,
+        max_length=64,
+        widget=forms.HiddenInput,
+        initial=lambda: secrets.token_urlsafe(24),
+    )
 
     def clean_labels(self) -> list[dict[str, str]] | None:
         lines = [line.strip() for line in self.cleaned_data["labels"].splitlines()]
@@ -111,7 +121,11 @@ class CampaignCreateForm(forms.Form):
 
     def clean(self) -> dict:
         cleaned = super().clean()
-        if cleaned.get("task_type") == TaskType.CUSTOM and not cleaned.get("labels"):
+        if (
+            cleaned.get("task_type") == TaskType.CUSTOM
+            and not cleaned.get("labels")
+            and "labels" not in self.errors  # too many lines, said already
+        ):
             self.add_error("labels", "A custom task needs at least two labels, one per line.")
         return cleaned
 
@@ -119,7 +133,11 @@ class CampaignCreateForm(forms.Form):
         """Keyword arguments of `campaign_create`; empty fields take the template's values."""
         data = self.cleaned_data
         template = template_for(data["task_type"])
-        arguments = {"name": data["name"], "task_type": data["task_type"]}
+        arguments = {
+            "name": data["name"],
+            "task_type": data["task_type"],
+            "creation_token": data["creation_token"],
+        }
         if data["labels"]:
             arguments["labels"] = data["labels"]
         if data["text_name"]:
@@ -171,13 +189,13 @@ class CampaignSettingsForm(forms.ModelForm):
         "The key itself is read from the environment of the web server and the generation "
         "workers; it is never stored or shown. Empty: no key.",
     )
-    server_concurrency = forms.IntegerField(
+    server_concurrency = StrictIntegerField(
         required=False, label="Concurrent requests", help_text="Requests in flight at once."
     )
-    server_timeout = forms.FloatField(
+    server_timeout = StrictFloatField(
         required=False, label="Timeout (seconds)", help_text="Per request."
     )
-    server_retries = forms.IntegerField(
+    server_retries = StrictIntegerField(
         required=False,
         label="Retries",
         help_text="Further tries of a failed request, waiting twice as long each time; then "
@@ -208,6 +226,7 @@ class CampaignSettingsForm(forms.ModelForm):
     class Meta:
         model = Campaign
         fields = SCALAR_SETTINGS
+        formfield_callback = strict_formfield
 
     def __init__(
         self,
@@ -323,6 +342,7 @@ class CampaignSettingsForm(forms.ModelForm):
             entries = []
             for item in self.catalog:
                 if not cleaned.get(f"use_{item.name}"):
+                    self._refuse_options_of_unticked(item.name, cleaned)
                     continue
                 raw = (cleaned.get(f"options_{item.name}") or "").strip()
                 try:
@@ -347,7 +367,8 @@ class CampaignSettingsForm(forms.ModelForm):
                     self.engine_position = len(entries)
                     options = {**options, **self._engine_options(cleaned)}
                 entries.append({"name": item.name, **options})
-            if not entries:
+            # Only when none is ticked: a ticked one with bad options has its own error.
+            if not any(cleaned.get(f"use_{item.name}") for item in self.catalog):
                 self.add_error("generators", "Choose at least one generator.")
             cleaned["generators"] = entries
         # Checked with the API's rules on save (generator_settings.entries_from_settings).
@@ -358,6 +379,15 @@ class CampaignSettingsForm(forms.ModelForm):
             **({"code": code} if code else {}),
         }
         return cleaned
+
+    def _refuse_options_of_unticked(self, name: str, cleaned: dict) -> None:
+        """Options typed for a generator left unticked would be dropped without a word. The
+        options a generator's box was shown with are not typed: unticking a generator
+        leaves its box as it was, and that turns it off."""
+        typed = (cleaned.get(f"options_{name}") or "").strip()
+        shown = (self.fields[f"options_{name}"].initial or "").strip()
+        if typed not in ("", "{}", shown):
+            self.add_error(f"options_{name}", f"Tick {name} to use these options, or clear them.")
 
     def changed_settings(self) -> dict:
         """The settings whose values differ from the campaign's, as `campaign_update` takes them."""

@@ -6,6 +6,7 @@ from django import forms
 from cfannotate.candidates.models import CandidateSource, CandidateStatus, ControlCode
 from cfannotate.candidates.selectors import CandidateFilters
 from cfannotate.core.api_lists import MAX_ID
+from cfannotate.core.form_numbers import StrictFloatField, StrictIntegerField
 
 FLUENCY_BOUND = 1_000.0  # far beyond any log-probability difference of a sentence
 
@@ -51,7 +52,7 @@ class CandidateFilterForm(forms.Form):
     source = forms.ChoiceField(
         required=False, choices=[("", "any source"), *CandidateSource.choices]
     )
-    min_fluency = forms.FloatField(
+    min_fluency = StrictFloatField(
         required=False,
         label="Min fluency Δ",
         min_value=-FLUENCY_BOUND,
@@ -59,7 +60,7 @@ class CandidateFilterForm(forms.Form):
         widget=forms.NumberInput(attrs={"step": "0.5", "size": "5"}),
     )
     search = forms.CharField(required=False, max_length=200)
-    original = forms.IntegerField(
+    original = StrictIntegerField(
         required=False, min_value=1, max_value=MAX_ID, widget=forms.HiddenInput
     )
     ordering = forms.ChoiceField(required=False, label="Order", choices=ORDERING_CHOICES)

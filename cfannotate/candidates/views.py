@@ -26,6 +26,7 @@ from cfannotate.candidates.forms import (
 from cfannotate.candidates.models import GenerationRun
 from cfannotate.candidates.uploads import uploaded_bytes
 from cfannotate.core.exceptions import CfannotateError, InvalidInput, NotFound
+from cfannotate.core.form_numbers import is_digits
 from cfannotate.core.htmx import HtmxHttpRequest
 from cfannotate.core.text import counted
 
@@ -87,7 +88,7 @@ def run_start(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     campaign = request.campaign
     posted = request.POST.getlist("original")
     try:
-        if not all(value.isdigit() for value in posted):
+        if not all(is_digits(value) for value in posted):
             raise InvalidInput("Original ids are numbers.", fields={"original": ["Not a number."]})
         scope = request.POST.get("scope", "")
         if scope not in ("", "not_generated"):
@@ -231,7 +232,7 @@ def candidates_bulk(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     """Accept or reject the ticked candidates, all or none; the results come back."""
     campaign = request.campaign
     action = request.POST.get("action")
-    ids = [int(value) if value.isdigit() else value for value in request.POST.getlist("ids")]
+    ids = [int(value) if is_digits(value) else value for value in request.POST.getlist("ids")]
     message, error = "", None
     try:
         if action not in review.REVIEW_ACTIONS:

@@ -7,14 +7,18 @@ only; blocking everywhere is an administrator's action."""
 import secrets
 from collections.abc import Callable
 from functools import wraps
+from urllib.parse import urlsplit
 
+from django.contrib import messages
 from django.http import HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from cfannotate.campaigns.access import campaign_owner_required
+from cfannotate.campaigns.plain_forms import HttpResponseSeeOther
 from cfannotate.core.exceptions import CfannotateError, InvalidInput, NotFound
 from cfannotate.core.htmx import HtmxHttpRequest
 from cfannotate.core.worker_tokens import link_token, personal_link_token
@@ -56,6 +60,7 @@ from cfannotate.crowd.selectors import (
     publication_of,
     publications_of,
     recent_actions,
+    review_actions,
     review_queue,
     study_places,
     worker_of,
@@ -111,6 +116,7 @@ def platforms_context(request, campaign, **extra) -> dict:
             _typed(refused, "crowd-reject", assignment.id),
             _typed(refused, "crowd-bonus", assignment.id),
             _typed(refused, "crowd-block", assignment.worker_id),
+            review_actions(assignment),
         )
         for assignment in assignments
     ]
@@ -195,9 +201,33 @@ def campaign_action(view: Callable) -> Callable:
                 },
                 **({kept[0]: kept[1], "open_form": kept[0]} if kept else {}),
             )
+        if not request.htmx:
+            return _done_plain(request, campaign, message, problems)
         return _render(request, campaign, message=message, problems=problems)
 
     return wrapped
+
+
+def _done_plain(request, campaign, message: str, problems) -> HttpResponse:
+    """A plain (no-JS) post that worked: its message flashed, then back to the page it came
+    from (Post/Redirect/Get), so reloading that page does not post it again."""
+    messages.success(request, message)
+    for problem in problems:
+        messages.warning(request, str(problem))
+    return HttpResponseSeeOther(_back_url(request, campaign))
+
+
+def _back_url(request, campaign) -> str:
+    """The crowd platforms page when the form was posted from it (what a browser without
+    JavaScript shows), else the campaign's labeling and platforms section."""
+    platforms = reverse("crowd-platforms", kwargs={"campaign_id": campaign.id})
+    referer = request.headers.get("Referer", "")
+    own_site = url_has_allowed_host_and_scheme(
+        referer, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    )
+    if referer and own_site and urlsplit(referer).path == platforms:
+        return platforms
+    return reverse("campaign-labeling", kwargs={"campaign_id": campaign.id})
 
 
 def _valid(form, *, request=None, keep_as: str = ""):

@@ -4,6 +4,7 @@ from decimal import Decimal
 
 from django import forms
 
+from cfannotate.core.form_numbers import StrictDecimalField, StrictIntegerField
 from cfannotate.crowd.models import BlockScope
 from cfannotate.crowd.providers.mturk import MTurkOptions
 from cfannotate.crowd.providers.prolific import ProlificOptions
@@ -14,29 +15,29 @@ class MTurkPublishForm(forms.Form):
     title = forms.CharField(max_length=128)
     description = forms.CharField(max_length=2000, widget=forms.Textarea(attrs={"rows": 2}))
     keywords = forms.CharField(max_length=1000, required=False, initial=MTurkOptions.keywords)
-    reward = forms.DecimalField(
+    reward = StrictDecimalField(
         label="Reward per assignment (USD)",
         max_digits=6,
         decimal_places=2,
         min_value=Decimal("0.01"),
     )
-    assignments = forms.IntegerField(min_value=1, max_value=100_000)
-    assignments_per_hit = forms.IntegerField(
+    assignments = StrictIntegerField(min_value=1, max_value=100_000)
+    assignments_per_hit = StrictIntegerField(
         min_value=1, max_value=1000, initial=MTurkOptions.assignments_per_hit
     )
-    assignment_minutes = forms.IntegerField(
+    assignment_minutes = StrictIntegerField(
         label="Time allotted (minutes)", min_value=1, initial=MTurkOptions.assignment_minutes
     )
-    auto_approve_days = forms.IntegerField(
+    auto_approve_days = StrictIntegerField(
         label="Auto-approve after (days)",
         min_value=0,
         max_value=30,
         initial=MTurkOptions.auto_approve_days,
     )
-    lifetime_days = forms.IntegerField(
+    lifetime_days = StrictIntegerField(
         label="HITs open for (days)", min_value=1, max_value=365, initial=MTurkOptions.lifetime_days
     )
-    frame_height = forms.IntegerField(
+    frame_height = StrictIntegerField(
         label="Frame height (px, 0 = full window)",
         min_value=0,
         max_value=10_000,
@@ -48,14 +49,14 @@ class MTurkPublishForm(forms.Form):
     locale = forms.CharField(
         label="Worker country", max_length=2, required=False, initial=MTurkOptions.locale
     )
-    min_approval_percent = forms.IntegerField(
+    min_approval_percent = StrictIntegerField(
         label="Minimum approval rate (%)",
         min_value=0,
         max_value=100,
         required=False,
         initial=MTurkOptions.min_approval_percent,
     )
-    min_approved_hits = forms.IntegerField(
+    min_approved_hits = StrictIntegerField(
         label="Minimum approved HITs",
         min_value=0,
         required=False,
@@ -85,9 +86,9 @@ class MTurkPublishForm(forms.Form):
 class ProlificStudyForm(forms.Form):
     name = forms.CharField(max_length=120)
     description = forms.CharField(max_length=5000, widget=forms.Textarea(attrs={"rows": 2}))
-    places = forms.IntegerField(label="Places", min_value=1, max_value=100_000)
-    reward_cents = forms.IntegerField(label="Reward (cents or pence)", min_value=1)
-    minutes = forms.IntegerField(label="Estimated minutes", min_value=1, max_value=24 * 60)
+    places = StrictIntegerField(label="Places", min_value=1, max_value=100_000)
+    reward_cents = StrictIntegerField(label="Reward (cents or pence)", min_value=1)
+    minutes = StrictIntegerField(label="Estimated minutes", min_value=1, max_value=24 * 60)
 
     def options(self) -> ProlificOptions:
         data = self.cleaned_data
@@ -101,17 +102,17 @@ class ProlificStudyForm(forms.Form):
 
 
 class PlacesForm(forms.Form):
-    places = forms.IntegerField(label="Places to add", min_value=1, max_value=100_000)
+    places = StrictIntegerField(label="Places to add", min_value=1, max_value=100_000)
 
 
 class PlacesCapForm(forms.Form):
     # Empty: the study takes more places only when they are added by hand.
-    up_to = forms.IntegerField(label="Up to", required=False, min_value=1, max_value=100_000)
+    up_to = StrictIntegerField(label="Up to", required=False, min_value=1, max_value=100_000)
 
 
 class InvitationLinkForm(forms.Form):
     name = forms.CharField(max_length=120)
-    quota = forms.IntegerField(
+    quota = StrictIntegerField(
         min_value=1, required=False, help_text="Assignments it may start; empty for no limit."
     )
 
@@ -120,7 +121,7 @@ class PersonalLinkForm(forms.Form):
     worker = forms.CharField(
         label="Worker", max_length=120, help_text="Their name or id; it labels their judgments."
     )
-    days = forms.IntegerField(
+    days = StrictIntegerField(
         label="Valid for (days)",
         min_value=1,
         max_value=MAX_PERSONAL_LINK_DAYS,
@@ -137,7 +138,7 @@ class RejectForm(forms.Form):
 
 
 class BonusForm(forms.Form):
-    amount = forms.DecimalField(max_digits=8, decimal_places=2, min_value=Decimal("0.01"))
+    amount = StrictDecimalField(max_digits=8, decimal_places=2, min_value=Decimal("0.01"))
     reason = forms.CharField(max_length=1024)
     unique_token = forms.CharField(max_length=64, widget=forms.HiddenInput)
 

@@ -18,9 +18,14 @@ from cfannotate.crowd.models import (
     Platform,
     PlatformAction,
     Publication,
+    ReviewDecision,
     Worker,
 )
-from cfannotate.labeling.assignments import rounds_come_back
+from cfannotate.labeling.assignments import (
+    no_work_for_a_new_worker,
+    rounds_come_back,
+    units_unfinished,
+)
 from cfannotate.labeling.highlight import Segment, change_segments
 from cfannotate.labeling.models import (
     Assignment,
@@ -58,6 +63,21 @@ def review_queue(campaign: Campaign, limit: int = REVIEW_QUEUE_SIZE) -> list[Ass
         .select_related("worker", "review")
         .order_by(F("review__decided_at").desc(nulls_first=True), "-submitted_at")[:limit]
     )
+
+
+def review_actions(assignment: Assignment) -> frozenset[str]:
+    """The review buttons `crowd.review` carries out on a submitted assignment, by its
+    decision: approve until approved (MTurk lets an approval override a rejection, Prolific
+    does not); reject until decided (an approval cannot be undone, and a second rejection
+    does nothing); a bonus and a block whatever the decision."""
+    review = getattr(assignment, "review", None)
+    decision = review.decision if review is not None else None
+    actions = {"bonus", "block"}
+    if decision is None:
+        actions |= {"approve", "reject"}
+    elif decision == ReviewDecision.REJECTED and assignment.worker.platform != Platform.PROLIFIC:
+        actions.add("approve")
+    return frozenset(actions)
 
 
 def recent_actions(campaign: Campaign, limit: int = RECENT_ACTIONS) -> list[PlatformAction]:
@@ -221,6 +241,9 @@ class SessionFacts:
     # For a worker new to the task: other workers hold every open round now, and when
     # some may come back (empty otherwise). Said before Start, not after it.
     all_taken: str = ""
+    # For a worker new to the task: it has nothing more for anyone (finished, or every
+    # unit fully judged), in words; empty otherwise. Said instead of the numbers and Start.
+    no_work_left: str = ""
 
 
 def _median_round_seconds(campaign: Campaign) -> float | None:
@@ -241,9 +264,7 @@ def _all_taken(campaign: Campaign) -> str:
     open unit is claimed by workers who may still submit; empty otherwise."""
     if campaign.status != CampaignStatus.LABELING:
         return ""
-    if not LabelingUnit.objects.filter(
-        campaign=campaign, completed__lt=F("judgments_needed")
-    ).exists():
+    if not units_unfinished(campaign).exists():
         return ""
     return f"{ALL_TAKEN_NOW} {rounds_come_back(campaign, timezone.now())}"
 
@@ -288,9 +309,29 @@ def session_facts(campaign: Campaign, publication: Publication | None = None) ->
         median = _median_round_seconds(campaign)
         if median is not None:
             minutes, source = max(1, math.ceil(median * rounds / 60)), "past"
+    ended = no_work_for_a_new_worker(campaign)
     return SessionFacts(
-        rounds=rounds, minutes=minutes, minutes_source=source, pay=pay, all_taken=all_taken
+        rounds=rounds,
+        minutes=minutes,
+        minutes_source=source,
+        pay=pay,
+        all_taken=all_taken,
+        no_work_left=f"{ended.message} {ended.come_back}" if ended is not None else "",
     )
+
+
+def holds_assignment(campaign: Campaign, *, platform: str, external_id: str | None) -> bool:
+    """Whether this worker has an assignment in progress here, which Start resumes (one
+    whose lease ran out is ended by Start, not resumed)."""
+    if not external_id:
+        return False
+    return Assignment.objects.filter(
+        campaign=campaign,
+        worker__platform=platform,
+        worker__external_id=external_id,
+        state=AssignmentState.ACTIVE,
+        lease_expires_at__gte=timezone.now(),
+    ).exists()
 
 
 def publication_of(campaign: Campaign, publication_id: int) -> Publication:

@@ -38,7 +38,7 @@ from cfannotate.core.worker_tokens import (
 )
 from cfannotate.crowd.models import InvitationLink, Platform, Publication
 from cfannotate.crowd.providers import Preview, allow_platform_framing, provider_for
-from cfannotate.crowd.selectors import preview_example, session_facts
+from cfannotate.crowd.selectors import holds_assignment, preview_example, session_facts
 from cfannotate.crowd.services import (
     ANONYMOUS_ID,
     ANONYMOUS_PREFIX,
@@ -161,8 +161,10 @@ def _join(request: HttpRequest, campaign: Campaign, link: InvitationLink | None)
             return _join_page(request, campaign, Conflict.status_code, used_up=message)
         raise Conflict(message)
     if request.method == "GET":
-        # A worker this browser already started may have rounds of their own to resume.
-        return _join_page(request, campaign, returning=bool(worker_id))
+        # A worker this browser already started may have rounds of their own to resume,
+        # even when the task has nothing left for anyone new.
+        holds = holds_assignment(campaign, platform=Platform.LINK, external_id=worker_id)
+        return _join_page(request, campaign, returning=bool(worker_id), holds_assignment=holds)
     worker_id = worker_id or ANONYMOUS_PREFIX + secrets.token_urlsafe(12)
     outcome = provider_for(Platform.LINK).entry(
         source=link or campaign, params={"worker": worker_id}
@@ -209,6 +211,11 @@ def join_personal(request: HttpRequest, token: str) -> HttpResponse:
                 "personal": link,
                 "facts": session_facts(link.campaign),
                 "returning": True,  # the named worker may have rounds of their own
+                "holds_assignment": holds_assignment(
+                    link.campaign,
+                    platform=link.worker.platform,
+                    external_id=link.worker.external_id,
+                ),
             }
             return TemplateResponse(request, "crowd/join.html", context)
         outcome = provider_for(Platform.LINK).entry(source=link, params={})

@@ -2,6 +2,7 @@
 
 from django import forms
 
+from cfannotate.core.form_numbers import StrictFloatField, StrictIntegerField, plain_int
 from cfannotate.evaluation import services
 from cfannotate.evaluation.models import EvaluationKind
 
@@ -10,9 +11,9 @@ class EvaluationRunForm(forms.Form):
     kind = forms.ChoiceField(choices=EvaluationKind.choices)
     predictions = forms.FileField(required=False, help_text="JSONL of the model's predictions.")
     training = forms.FileField(required=False, help_text="JSONL of {text, context?, label}.")
-    n = forms.IntegerField(required=False, min_value=1)
-    m = forms.IntegerField(required=False, min_value=1)
-    test_fraction = forms.FloatField(
+    n = StrictIntegerField(required=False, min_value=1)
+    m = StrictIntegerField(required=False, min_value=1)
+    test_fraction = StrictFloatField(
         required=False, min_value=0.01, max_value=0.99, initial=services.DEFAULT_TEST_FRACTION
     )
     seeds = forms.CharField(
@@ -27,12 +28,9 @@ class EvaluationRunForm(forms.Form):
         text = self.cleaned_data["seeds"].strip()
         if not text:
             return list(services.DEFAULT_SEEDS)
-        try:
-            seeds = [int(part) for part in text.split(",") if part.strip()]
-        except ValueError:
-            raise forms.ValidationError(
-                "Give whole numbers separated by commas, e.g. 0,1,2."
-            ) from None
+        seeds = [plain_int(part) for part in text.split(",") if part.strip()]
+        if None in seeds:
+            raise forms.ValidationError("Give whole numbers separated by commas, e.g. 0,1,2.")
         if not seeds:
             raise forms.ValidationError("Give at least one seed.")
         return seeds

@@ -70,14 +70,32 @@ NOT_OPEN_YET = "This task is not open for labeling yet."
 COME_BACK_WHEN_OPEN = "Come back later: it opens once the researcher has prepared it."
 
 
+def units_unfinished(campaign: Campaign, worker: "Worker | None" = None):
+    """The units that still lack judgments, less those `worker` was given (None: a worker
+    new to the task): while there are some, a claim may succeed now or once other workers'
+    leases end; without any, this worker gets no more work here."""
+    units = LabelingUnit.objects.filter(campaign=campaign, completed__lt=F("judgments_needed"))
+    if worker is not None:
+        seen = Round.objects.filter(worker=worker, unit__isnull=False).values("unit_id")
+        units = units.exclude(id__in=seen)
+    return units
+
+
+def no_work_for_a_new_worker(campaign: Campaign) -> NoWorkLeft | None:
+    """Why `assignment_start` would give a worker new to this task nothing, now or later
+    (the task is finished, or every unit has all its judgments), to say before they start;
+    None while there may be work. A paused task is not said here: it may open again."""
+    if campaign.status == CampaignStatus.FINISHED:
+        return _not_open(campaign)
+    if campaign.status == CampaignStatus.LABELING and not units_unfinished(campaign).exists():
+        return NoWorkLeft(NO_WORK_LEFT, come_back=NO_NEED)
+    return None
+
+
 def _no_work_left(campaign: Campaign, worker: "Worker", now: datetime) -> NoWorkLeft:
     """Why no unit was claimed, and whether some may come back: units that other workers
     hold return to the pool when their lease ends without a submission."""
-    seen = Round.objects.filter(worker=worker, unit__isnull=False).values("unit_id")
-    unfinished = LabelingUnit.objects.filter(
-        campaign=campaign, completed__lt=F("judgments_needed")
-    ).exclude(id__in=seen)
-    if not unfinished.exists():
+    if not units_unfinished(campaign, worker).exists():
         return NoWorkLeft(NO_WORK_LEFT, come_back=NO_NEED)
     return NoWorkLeft(ALL_TAKEN, come_back=rounds_come_back(campaign, now))
 

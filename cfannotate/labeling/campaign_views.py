@@ -8,6 +8,7 @@ from django.views.decorators.http import require_GET, require_POST
 from cfannotate.campaigns.access import campaign_owner_required
 from cfannotate.campaigns.plain_forms import block_of_section_page, plain_form_fallback
 from cfannotate.core.exceptions import CfannotateError
+from cfannotate.core.form_numbers import is_digits
 from cfannotate.core.htmx import HtmxHttpRequest
 from cfannotate.core.text import counted
 from cfannotate.core.worker_tokens import join_token
@@ -93,7 +94,7 @@ def labeling_order_view(request: HtmxHttpRequest, campaign_id: int) -> HttpRespo
     campaign = request.campaign
     raw = request.POST.get("budget", "").strip()
     try:
-        budget = int(raw) if raw.isdigit() else -1
+        budget = int(raw) if is_digits(raw) else -1
         summary = units_order_by_budget(campaign=campaign, budget=budget)
     except CfannotateError as error:
         return _order_fragment(request, campaign, error=error.message, status=error.status_code)

@@ -167,6 +167,25 @@ ALLOWED_CHANGES = {
 }
 
 
+def _bonus_amount_problem(amount: Decimal | None) -> str:
+    """What is wrong with a bonus amount, or "": the field keeps dollars and cents, under a
+    million (`max_digits=8, decimal_places=2`), and a bonus of nothing is no bonus."""
+    field = WorkerDecision._meta.get_field("amount")
+    too_much = Decimal(10) ** (field.max_digits - field.decimal_places)
+    cent = Decimal(1).scaleb(-field.decimal_places)
+    if amount is None:
+        return "A bonus needs an amount above 0."
+    if not isinstance(amount, Decimal) or not amount.is_finite():
+        return "A bonus needs an amount in dollars, e.g. 0.50."
+    if amount <= 0:
+        return "A bonus needs an amount above 0."
+    if amount >= too_much:
+        return f"A bonus must be less than ${too_much:,}."
+    if amount != amount.quantize(cent):
+        return "Give the amount in whole cents, e.g. 0.50."
+    return ""
+
+
 def decision_update(
     *,
     decision: WorkerDecision,
@@ -191,8 +210,9 @@ def decision_update(
         ]
     if action == DecisionAction.BONUS:
         amount = decision.amount if amount is None else amount
-        if amount is None or amount <= 0:
-            errors["amount"] = ["A bonus needs an amount above 0."]
+        problem = _bonus_amount_problem(amount)
+        if problem:
+            errors["amount"] = [problem]
     reason = decision.reason if reason is None else reason.strip()
     if not reason:
         errors["reason"] = ["Give a reason; workers see it as feedback."]

@@ -1,7 +1,8 @@
 """The campaign's quality page: verdicts, agreement, plots, and worker decisions (htmx)."""
 
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
+from django.core.exceptions import ValidationError
 from django.http import Http404, HttpResponse
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET, require_POST
@@ -9,6 +10,7 @@ from django.views.decorators.http import require_GET, require_POST
 from cfannotate.campaigns.access import campaign_owner_required
 from cfannotate.campaigns.plain_forms import block_of_section_page, plain_form_fallback
 from cfannotate.core.exceptions import CfannotateError, InvalidInput
+from cfannotate.core.form_numbers import StrictDecimalField
 from cfannotate.core.htmx import HtmxHttpRequest
 from cfannotate.core.text import counted
 from cfannotate.quality import plots
@@ -115,15 +117,29 @@ def decisions_fragment(request: HtmxHttpRequest, campaign_id: int) -> HttpRespon
     return TemplateResponse(request, "quality/_decisions.html", _decisions_context(campaign))
 
 
+# A bonus as the decision's field stores it: at most 999999.99 USD, in whole cents, in
+# plain digits (Decimal alone reads "1_0" as 10 and "NaN" as a number).
+AMOUNT_FIELD = StrictDecimalField(
+    max_digits=8, decimal_places=2, min_value=Decimal("0.01"), required=False
+)
+
+
 def _amount(value: str | None) -> Decimal | None:
-    if value in (None, ""):
-        return None
     try:
-        return Decimal(value)
-    except InvalidOperation:
+        return AMOUNT_FIELD.clean(value)
+    except ValidationError as error:
         raise InvalidInput(
-            "Not an amount.", fields={"amount": ["Use a number, e.g. 0.50."]}
+            "The decision was not changed.", fields={"amount": error.messages}
         ) from None
+
+
+def _typed(request: HtmxHttpRequest, decision: WorkerDecision) -> dict:
+    """A refused row's fields as the researcher typed them (stored values where not sent)."""
+    return {
+        "action": request.POST.get("action") or decision.action,
+        "amount": request.POST.get("amount", decision.amount),
+        "reason": request.POST.get("reason", decision.reason),
+    }
 
 
 @campaign_owner_required
@@ -149,7 +165,9 @@ def decision_update_view(
         errors = [error.message] + [
             f"{name}: {' '.join(messages)}" for name, messages in error.fields.items()
         ]
-        context = _decisions_context(campaign, errors=errors, failed_id=decision_id)
+        context = _decisions_context(
+            campaign, errors=errors, failed_id=decision_id, typed=_typed(request, decision)
+        )
         return TemplateResponse(
             request, "quality/_decisions.html", context, status=error.status_code
         )

@@ -1,6 +1,11 @@
 """The new-campaign page and the settings page: parse, validate through the services, save."""
 
+import html as html_module
+import re
+
 import pytest
+from django.contrib.messages import get_messages
+from django.db import models
 
 from cfannotate.campaigns.forms import SCALAR_SETTINGS
 from cfannotate.campaigns.models import Campaign, TaskType
@@ -78,6 +83,16 @@ def test_custom_campaign_takes_labels_one_per_line(client, researcher):
         ({"name": "X", "task_type": "custom"}, "labels", "at least two labels"),
         ({"name": "X", "task_type": "custom", "labels": "Only one"}, "labels", "at least two"),
         ({"name": "X", "task_type": "custom", "labels": "A\na"}, "labels", "distinct"),
+        (
+            {"name": "X", "task_type": "custom", "labels": "S" * 70 + "\nOther"},
+            "labels",
+            "value is longer than 60 characters.",
+        ),
+        (
+            {"name": "X", "task_type": "custom", "labels": "\n".join(f"L{n}" for n in range(60))},
+            "labels",
+            "At most 50 labels.",
+        ),
     ],
 )
 def test_bad_new_campaign_input_is_shown_and_nothing_is_created(
@@ -88,7 +103,58 @@ def test_bad_new_campaign_input_is_shown_and_nothing_is_created(
     assert response.status_code == 400
     assert message in response.content.decode()
     assert message in " ".join(response.context["form"].errors.get(field, []))
+    assert len(response.context["form"].errors[field]) == 1  # one reason, not a second guess
     assert not Campaign.objects.exists()
+
+
+def _creation_token(html: str) -> str:
+    return re.search(r'name="creation_token" value="([^"]+)"', html).group(1)
+
+
+def test_a_new_campaign_form_sent_twice_makes_one_campaign(client, researcher):
+    """A double click or a reload posts the same form again: the second answer is the
+    campaign the first made, not another."""
+    client.force_login(researcher)
+    page = client.get("/campaigns/new/").content.decode()
+    assert "data-submit-once" in page and "js/submit_once.js" in page
+    data = {"name": "SNLI probe", "task_type": "nli", "creation_token": _creation_token(page)}
+
+    first = client.post("/campaigns/new/", data)
+    again = client.post("/campaigns/new/", data)
+
+    campaign = Campaign.objects.get()
+    assert first.status_code == again.status_code == 302
+    assert again["Location"] == first["Location"] == f"/campaigns/{campaign.id}/"
+    said = [str(message) for message in get_messages(again.wsgi_request)]
+    assert "This form already created SNLI probe. It was not created twice." in said
+    # A fresh form is a fresh token: the same name again is a second campaign.
+    fresh = _creation_token(client.get("/campaigns/new/").content.decode())
+    assert fresh != data["creation_token"]
+    client.post("/campaigns/new/", {**data, "creation_token": fresh})
+    assert Campaign.objects.count() == 2
+
+
+def test_a_refused_new_campaign_form_keeps_its_token(client, researcher):
+    client.force_login(researcher)
+    token = _creation_token(client.get("/campaigns/new/").content.decode())
+
+    refused = client.post(
+        "/campaigns/new/", {"name": "", "task_type": "nli", "creation_token": token}
+    )
+
+    assert refused.status_code == 400
+    assert _creation_token(refused.content.decode()) == token
+    client.post("/campaigns/new/", {"name": "Fixed", "task_type": "nli", "creation_token": token})
+    assert Campaign.objects.get().name == "Fixed"
+
+
+def test_another_researchers_token_is_not_theirs_campaign(client, researcher, other_researcher):
+    client.force_login(researcher)
+    data = {"name": "Mine", "task_type": "nli", "creation_token": "same-token"}
+    client.post("/campaigns/new/", data)
+    client.force_login(other_researcher)
+    client.post("/campaigns/new/", {**data, "name": "Theirs"})
+    assert Campaign.objects.get(name="Theirs").owner == other_researcher
 
 
 def test_new_campaign_form_is_csrf_protected(researcher):
@@ -199,6 +265,109 @@ def test_bad_settings_are_shown_in_place_and_nothing_is_saved(
     assert message in html, html
     assert "Nothing was saved" in html
     assert Campaign.objects.values().get(pk=campaign.pk) == before
+
+
+NUMBER_FIELDS = (models.IntegerField, models.FloatField, models.DecimalField)
+NUMBER_SETTINGS = [
+    name for name in SCALAR_SETTINGS if isinstance(Campaign._meta.get_field(name), NUMBER_FIELDS)
+]
+
+
+@pytest.mark.parametrize("name", [*NUMBER_SETTINGS, "server_concurrency", "server_timeout"])
+@pytest.mark.parametrize("text", ["1_000", "\u0661\u0662", "1_0.5"])
+def test_numbers_with_underscores_or_other_digits_are_refused(
+    client, researcher, campaign, name, text
+):
+    """Python reads "1_000" as 1000 and Arabic-Indic "12" as 12: plain digits only here."""
+    before = Campaign.objects.values().get(pk=campaign.pk)
+    client.force_login(researcher)
+    response = client.post(
+        f"/campaigns/{campaign.id}/settings/",
+        _settings_post(campaign, **{name: text}),
+        HTTP_HX_REQUEST="true",
+    )
+    assert response.status_code == 400
+    assert "Use digits, e.g." in " ".join(response.context["form"].errors[name])
+    assert Campaign.objects.values().get(pk=campaign.pk) == before
+
+
+def test_bad_options_of_the_only_generator_are_not_also_no_generator(client, researcher, campaign):
+    client.force_login(researcher)
+    response = client.post(
+        f"/campaigns/{campaign.id}/settings/",
+        _settings_post(campaign, options_polyjuice="{bad"),
+        HTTP_HX_REQUEST="true",
+    )
+    form = response.context["form"]
+    assert response.status_code == 400
+    assert form.errors["options_polyjuice"][0].startswith("Not valid JSON")
+    assert "generators" not in form.errors
+    assert "Choose at least one generator." not in response.content.decode()
+
+
+@pytest.mark.parametrize("options", ['{"classifier": "vader"}', "{not json"])
+def test_options_typed_for_an_unticked_generator_are_not_dropped_unsaid(
+    client, researcher, campaign, options
+):
+    client.force_login(researcher)
+    before = Campaign.objects.values().get(pk=campaign.pk)
+    response = client.post(
+        f"/campaigns/{campaign.id}/settings/",
+        _settings_post(campaign, **{"options_lexicon-remove": options}),
+        HTTP_HX_REQUEST="true",
+    )
+    assert response.status_code == 400
+    assert response.context["form"].errors["options_lexicon-remove"] == [
+        "Tick lexicon-remove to use these options, or clear them."
+    ]
+    assert options.replace('"', "&quot;") in response.content.decode()  # still in its box
+    assert Campaign.objects.values().get(pk=campaign.pk) == before
+
+
+def _page_form(client, url: str) -> dict:
+    """The settings form's fields as the page renders them (what a browser sends)."""
+    html = client.get(url).content.decode()
+    data = {}
+    for tag in re.findall(r"<input [^>]*>", html):
+        name = re.search(r'name="([^"]+)"', tag)
+        if not name or 'type="submit"' in tag or name.group(1) == "csrfmiddlewaretoken":
+            continue
+        if 'type="checkbox"' in tag:
+            if " checked" in tag:
+                data.setdefault(name.group(1), []).append(
+                    re.search(r'value="([^"]*)"', tag).group(1) if 'value="' in tag else "on"
+                )
+            continue
+        value = re.search(r'value="([^"]*)"', tag)
+        data[name.group(1)] = html_module.unescape(value.group(1)) if value else ""
+    for name, text in re.findall(r'<textarea name="([^"]+)"[^>]*>(.*?)</textarea>', html, re.S):
+        data[name] = html_module.unescape(text).removeprefix("\n")
+    for name, body in re.findall(r'<select name="([^"]+)"[^>]*>(.*?)</select>', html, re.S):
+        chosen = re.search(r'<option value="([^"]*)"[^>]*selected', body)
+        first = re.search(r'<option value="([^"]*)"', body)
+        data[name] = (chosen or first).group(1) if (chosen or first) else ""
+    return data
+
+
+def test_unticking_a_generator_with_options_turns_it_off(client, researcher, campaign):
+    """The page shows a ticked generator's options in its box; unticking it and saving, the
+    box unchanged, turns it off rather than asking to clear the box."""
+    campaign.generators = [{"name": "polyjuice"}, {"name": "lexicon-remove", "classifier": "vader"}]
+    campaign.save()
+    client.force_login(researcher)
+    url = f"/campaigns/{campaign.id}/settings/"
+    data = _page_form(client, url)
+    assert data["options_lexicon-remove"] == '{"classifier": "vader"}'
+    assert data.pop("use_lexicon-remove") == ["on"]
+
+    response = client.post(url, data, HTTP_HX_REQUEST="true")
+
+    assert response.status_code == 200, response.context["form"].errors
+    campaign.refresh_from_db()
+    assert campaign.generators == [{"name": "polyjuice"}]
+    # Unchanged, the page as rendered saves nothing and refuses nothing.
+    again = client.post(url, _page_form(client, url), HTTP_HX_REQUEST="true")
+    assert again.status_code == 200 and "Nothing changed." in again.content.decode()
 
 
 def test_label_options_are_checked_against_the_campaign_labels(client, researcher, campaign):

@@ -9,6 +9,7 @@ from django.urls import reverse
 
 from cfannotate.campaigns.models import Original
 from cfannotate.candidates.models import Candidate, CandidateStatus, GenerationRun, RunState
+from cfannotate.candidates.runs import generation_run_create
 from tests.factories import make_campaign, make_candidate, make_original
 
 
@@ -450,6 +451,38 @@ def test_asking_for_the_originals_not_generated_when_there_are_none_is_refused(
         format="json",
     )
     assert both.status_code == 400 and "original_ids" in both.json()["fields"]
+    assert not GenerationRun.objects.filter(campaign=campaign).exists()
+
+
+@pytest.mark.parametrize("htmx", [True, False])
+def test_asking_for_the_rest_while_a_run_is_queued_says_a_run_is_in_progress(
+    client, researcher, campaign, htmx
+):
+    """A queued run's originals are not "not generated"; the answer was that every original
+    had been generated already, before anything was."""
+    generation_run_create(campaign=campaign)
+    client.force_login(researcher)
+
+    answer = client.post(
+        reverse("run-start", args=[campaign.id]),
+        {"scope": "not_generated"},
+        **({"HTTP_HX_REQUEST": "true"} if htmx else {}),
+    )
+
+    html = answer.content.decode()
+    assert answer.status_code == 409
+    assert "already has a generation run in progress" in html
+    assert "Every original has been generated already" not in html
+    assert GenerationRun.objects.filter(campaign=campaign).count() == 1
+
+
+def test_original_ids_in_other_digits_are_refused_in_words(client, researcher, campaign):
+    client.force_login(researcher)
+    for value in ("\u00b2", "\u0661"):  # int() fails on the first, reads the second as 1
+        answer = client.post(
+            reverse("run-start", args=[campaign.id]), {"original": value}, HTTP_HX_REQUEST="true"
+        )
+        assert answer.status_code == 400 and "Original ids are numbers." in answer.text
     assert not GenerationRun.objects.filter(campaign=campaign).exists()
 
 

@@ -359,3 +359,95 @@ def test_a_refused_row_action_keeps_its_words_in_that_row_only(owner, campaign):
     assert f'Block reason for worker {second.worker.external_id}" value=""' in html
     row = html[html.index(f'id="assignment-{second.id}"') :]
     assert '<option value="campaign" selected>' in row[: row.index("</tr>")]
+
+
+def _flashed(response) -> list[str]:
+    return [str(message) for message in response.context["messages"]]
+
+
+def test_a_plain_post_that_worked_redirects_so_a_reload_does_not_post_again(owner, campaign):
+    """Without JavaScript the forms post plainly: done, the browser is sent (303) to a page
+    it can reload, with the message flashed there, not left on the POST-only URL."""
+    labeling = _url("campaign-labeling", campaign)
+    created = owner.post(_url("crowd-link-create", campaign), {"name": "Lab", "quota": "3"})
+    assert created.status_code == 303 and created["Location"] == labeling
+    assert InvitationLink.objects.count() == 1
+    page = owner.get(created["Location"])
+    assert page.status_code == 200 and _flashed(page) == ["Created the invitation link 'Lab'."]
+    # Posted from the crowd platforms page (what a browser without JavaScript opens): back there.
+    platforms = f"http://testserver{_url('crowd-platforms', campaign)}"
+    assignment = finish(assignment_start(campaign=campaign, worker=make_worker()))
+    approved = owner.post(_url("crowd-approve", campaign, assignment.id), HTTP_REFERER=platforms)
+    assert approved.status_code == 303 and approved["Location"] == _url("crowd-platforms", campaign)
+    page = owner.get(approved["Location"])
+    assert f"Approved assignment {assignment.id}." in page.text
+    # Another site's Referer is not followed.
+    blocked = owner.post(
+        _url("crowd-block", campaign, assignment.worker_id),
+        {"reason": "Spam"},
+        HTTP_REFERER="https://elsewhere.example/",
+    )
+    assert blocked.status_code == 303 and blocked["Location"] == labeling
+
+
+def test_a_plain_sync_flashes_its_problems_too(owner, campaign, prolific, monkeypatch):
+    from cfannotate.crowd import campaign_views
+
+    class Report:
+        problems = ["Study s1 could not be read: <b>gone</b>."]
+
+        def summary(self):
+            return "nothing refreshed."
+
+    monkeypatch.setattr(campaign_views, "platform_sync", lambda *, campaign: Report())
+    synced = owner.post(_url("crowd-sync", campaign))
+    assert synced.status_code == 303
+    page = owner.get(synced["Location"])
+    assert _flashed(page) == [
+        "Status synced: nothing refreshed.",
+        "Study s1 could not be read: <b>gone</b>.",
+    ]
+    assert "&lt;b&gt;gone&lt;/b&gt;" in page.text and "<b>gone</b>" not in page.text
+
+
+def test_a_plain_post_that_was_refused_stays_in_the_page_with_what_was_typed(owner, campaign):
+    refused = owner.post(_url("crowd-link-create", campaign), {"name": "Lab <1>", "quota": "-1"})
+    assert refused.status_code == 400 and "<html" in refused.text
+    assert "Please correct" in refused.text and 'value="Lab &lt;1&gt;"' in refused.text
+    assert not InvitationLink.objects.exists()
+
+
+def _queue_row(html: str, assignment) -> str:
+    row = html[html.index(f'id="assignment-{assignment.id}"') :]
+    return row[: row.index("</tr>")]
+
+
+def test_the_review_queue_offers_only_what_the_server_would_do(owner, campaign):
+    """Undecided: approve, reject, bonus, block. Approved: no second approval and no
+    rejection (an approval cannot be undone). Rejected: an approval may still override it
+    (not on Prolific), a second rejection would do nothing."""
+    from cfannotate.crowd.services import assignment_review_record
+
+    undecided, approved, rejected = (
+        finish(assignment_start(campaign=campaign, worker=make_worker())) for _ in range(3)
+    )
+    assert owner.post(_url("crowd-approve", campaign, approved.id), headers=HTMX).status_code == 200
+    assignment_review_record(assignment=rejected, decision="rejected", feedback="No.")
+    html = owner.get(_url("crowd-platforms", campaign), headers=HTMX).text
+
+    def offered(assignment) -> set[str]:
+        row = _queue_row(html, assignment)
+        names = {"approve", "reject", "bonus", "block"}
+        return {name for name in names if f"/{name}/" in row}
+
+    assert offered(undecided) == {"approve", "reject", "bonus", "block"}
+    assert offered(approved) == {"bonus", "block"}
+    assert offered(rejected) == {"approve", "bonus", "block"}
+    Worker.objects.filter(pk=rejected.worker_id).update(platform=Platform.PROLIFIC)
+    html = owner.get(_url("crowd-platforms", campaign), headers=HTMX).text
+    assert offered(rejected) == {"bonus", "block"}  # Prolific keeps a rejection
+    # The hidden reject was one the server refuses.
+    refused = owner.post(
+        _url("crowd-reject", campaign, approved.id), {"feedback": "Late."}, headers=HTMX
+    )
+    assert refused.status_code == 409 and "an approval cannot be undone" in refused.text

@@ -267,6 +267,48 @@ def test_the_entry_page_counts_the_rounds_a_worker_starting_now_is_given(client,
     assert "4 rounds" in _visible_text(client.get(_join_url(campaign)))
 
 
+def _fully_judged(campaign) -> None:
+    LabelingUnit.objects.filter(campaign=campaign).update(
+        claims=F("judgments_needed"), completed=F("judgments_needed")
+    )
+
+
+def test_the_entry_page_says_when_the_task_has_no_work_left_instead_of_start(client, campaign):
+    """Every unit fully judged: no rounds, minutes or Start to click, only why; Start would
+    have said the same after the click. The worker who holds rounds can still go on."""
+    holder = Client()
+    assert holder.post(_join_url(campaign)).status_code == 302
+    _fully_judged(campaign)
+    response = client.get(_join_url(campaign))
+    page = _visible_text(response)
+    assert response.status_code == 200
+    assert "There is no work left in this task for you. Thank you for your help!" in page
+    assert "There is no need to come back" in page
+    assert "rounds" not in page and ">Start<" not in response.content.decode()
+    assert "Resuming? Enter your code" in page  # a worker elsewhere may still go on
+    assert client.post(_join_url(campaign)).status_code == 409  # what Start would say
+    held = holder.get(_join_url(campaign)).content.decode()
+    assert ">Start<" in held and "data-no-work-left" not in held and "4 rounds" in held
+    # A finished task says so too, to everyone but the holder.
+    Campaign.objects.filter(pk=campaign.pk).update(status="finished")
+    page = _visible_text(client.get(_join_url(campaign)))
+    assert "This task is finished: all of its work is done." in page and "Start" not in page
+    assert ">Start<" in holder.get(_join_url(campaign)).content.decode()
+
+
+def test_a_personal_link_and_a_preview_say_there_is_no_work_left(client, campaign):
+    from tests.crowd.conftest import entry_path, make_mturk_publication
+
+    link = personal_link_create(campaign=campaign, worker_name="ann", days=3)
+    _fully_judged(campaign)
+    page = client.get(_personal_url(link)).content.decode()
+    assert "There is no work left in this task" in page and ">Start<" not in page
+    mturk = make_mturk_publication(campaign)
+    preview = client.get(entry_path(mturk, assignmentId="ASSIGNMENT_ID_NOT_AVAILABLE"))
+    assert "There is no work left in this task" in _visible_text(preview)
+    assert 'class="session-facts"' not in preview.content.decode()  # no rounds to promise
+
+
 def test_the_entry_page_names_what_is_edited_without_inventing_a_plural(client, campaign):
     Campaign.objects.filter(pk=campaign.pk).update(text_name="Hypothesis")
     page = _visible_text(client.get(_join_url(campaign)))

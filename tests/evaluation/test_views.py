@@ -1,6 +1,7 @@
 """The campaign page's evaluation section: loader, run forms, tables like Tables 2 and 3, charts."""
 
 import json
+import re
 
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
@@ -149,3 +150,55 @@ def test_another_owners_campaign_is_a_404(client, other_researcher, labeled):
         reverse("evaluation-run", args=[labeled.campaign.id]), {"kind": "table2"}
     )
     assert response.status_code == 404
+
+
+def _table3_inputs(html: str) -> dict[str, str]:
+    form = html[html.index('value="table3"') :]
+    form = form[: form.index("</form>")]
+    return {
+        name: re.search(rf'name="{name}"[^>]*value="([^"]*)"', form).group(1)
+        for name in ("n", "m", "test_fraction", "seeds")
+    }
+
+
+def test_a_refused_table3_run_keeps_what_was_typed(client, researcher, campaign):
+    """With htmx and without, a refused run shows the posted n, m, held out and seeds, not
+    empty boxes and the defaults."""
+    client.force_login(researcher)
+    run = reverse("evaluation-run", args=[campaign.id])
+    typed = [
+        {"n": "99999999999999999999999", "m": "4", "test_fraction": "0.3", "seeds": "7,8"},
+        {"n": "5", "m": "5", "test_fraction": "nan", "seeds": "7,8"},
+        {"n": "5", "m": "6", "test_fraction": "0.4", "seeds": "1,1"},
+    ]
+
+    for values in typed:
+        for headers in ({"HTTP_HX_REQUEST": "true"}, {}):
+            response = client.post(run, {"kind": "table3", **values}, **headers)
+
+            assert response.status_code == 400
+            assert _table3_inputs(response.content.decode()) == values
+
+
+def test_the_table3_form_starts_with_the_defaults(client, researcher, campaign):
+    client.force_login(researcher)
+
+    html = client.get(
+        reverse("evaluation-fragment", args=[campaign.id]), HTTP_HX_REQUEST="true"
+    ).content.decode()
+
+    assert _table3_inputs(html) == {"n": "", "m": "", "test_fraction": "0.3", "seeds": "0,1,2"}
+
+
+def test_seeds_and_sizes_in_other_digits_are_refused(client, researcher, campaign):
+    client.force_login(researcher)
+    run = reverse("evaluation-run", args=[campaign.id])
+
+    seeds = client.post(run, {"kind": "table3", "seeds": "1_0,\u0661"})
+    size = client.post(run, {"kind": "table3", "n": "1_0"})
+
+    assert seeds.status_code == 400
+    assert "seeds: Give whole numbers separated by commas" in seeds.content.decode()
+    assert size.status_code == 400
+    assert "n: Enter a whole number. Use digits, e.g. 12." in size.content.decode()
+    assert not Evaluation.objects.exists()

@@ -97,6 +97,16 @@ def test_the_campaign_page_orders_by_budget(client, researcher, ordered_campaign
     assert bad.status_code == 400 and "whole number" in bad.content.decode()
 
 
+@pytest.mark.parametrize("budget", ["\u0662", "\u00b2"])  # Arabic-Indic 2, superscript 2
+def test_a_budget_in_other_digits_is_refused_in_words(client, researcher, ordered_campaign, budget):
+    """str.isdigit() is true for both: int() read the first as 2 and failed on the second."""
+    campaign, _ = ordered_campaign
+    client.force_login(researcher)
+    url = reverse("labeling-order", args=[campaign.id])
+    response = client.post(url, {"budget": budget}, HTTP_HX_REQUEST="true")
+    assert response.status_code == 400 and "whole number" in response.content.decode()
+
+
 def test_the_baseline_priority_button_reports_what_it_could_not_do(client, researcher, db):
     campaign = make_labeling_campaign(units=1, gold=0)
     campaign.owner = researcher

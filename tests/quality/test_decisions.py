@@ -130,6 +130,28 @@ def test_a_bonus_needs_a_positive_amount(crowd, researcher):
     assert bonus.amount == Decimal("2.50")
 
 
+@pytest.mark.parametrize(
+    "amount",
+    ["NaN", "sNaN", "Infinity", "-Infinity", "1e400", "99999999999", "1000000", "0.001", "-1"],
+)
+def test_a_bonus_amount_must_fit_the_field_in_whole_cents(crowd, researcher, amount):
+    """The API and the commands call the service too: it refuses what the field cannot hold
+    (and what it would round to nothing) instead of storing a row the pages cannot read."""
+    campaign, *_ = crowd
+    Campaign.objects.filter(pk=campaign.pk).update(bonus_amount=Decimal("1.00"))
+    campaign.refresh_from_db()
+    decisions_propose(campaign=campaign)
+    bonus = WorkerDecision.objects.get(action=DecisionAction.BONUS)
+    with pytest.raises(InvalidInput) as error:
+        decision_update(decision=bonus, user=researcher, state="confirmed", amount=Decimal(amount))
+    assert list(error.value.fields) == ["amount"]
+    bonus.refresh_from_db()
+    assert bonus.amount == Decimal("1.00") and bonus.state == DecisionState.PROPOSED
+    decision_update(decision=bonus, user=researcher, state="confirmed", amount=Decimal("999999.99"))
+    bonus.refresh_from_db()
+    assert bonus.amount == Decimal("999999.99")
+
+
 def test_confirmed_decisions_are_sent_once(crowd, researcher):
     campaign, _, guesser, _ = crowd
     assert decisions_confirm_proposed(campaign=campaign, user=researcher) == 4

@@ -120,6 +120,7 @@ def test_decisions_change_through_the_page(browser_client, labeled):
     )
     assert bad.status_code == 400
     assert "Say why you reject this assignment." in bad.content.decode()
+    assert '<option value="reject" selected>' in bad.content.decode()  # as it was chosen
     good = browser_client.post(
         url, {"state": "confirmed", "reason": "Good work, thanks."}, HTTP_HX_REQUEST="true"
     )
@@ -133,6 +134,57 @@ def test_decisions_change_through_the_page(browser_client, labeled):
     apply = reverse("quality-decisions-apply", args=[labeled.id])
     sent = browser_client.post(apply, {"confirmed": "yes"}, HTTP_HX_REQUEST="true")
     assert "1 decision sent to the platforms." in sent.content.decode()
+
+
+@pytest.fixture
+def bonus(labeled):
+    from decimal import Decimal
+
+    from cfannotate.campaigns.models import Campaign
+    from cfannotate.quality.decisions import decisions_propose
+
+    Campaign.objects.filter(pk=labeled.pk).update(bonus_amount=Decimal("0.50"))
+    labeled.refresh_from_db()
+    decisions_propose(campaign=labeled)
+    return WorkerDecision.objects.get(campaign=labeled, action="bonus")
+
+
+@pytest.mark.parametrize("htmx", [True, False])
+@pytest.mark.parametrize(
+    "amount",
+    ["NaN", "sNaN", "Infinity", "1e400", "99999999999", "0.001", "0", "lots", "1_0", "١٢"],
+)
+def test_a_bad_bonus_amount_is_refused_and_kept_in_its_row(
+    browser_client, labeled, bonus, amount, htmx
+):
+    """No 500, nothing stored that the page cannot read back, and the failed row shows what
+    was typed (amount and reason), not the stored values."""
+    from decimal import Decimal
+
+    url = reverse("quality-decision-update", args=[labeled.id, bonus.id])
+    headers = {"HTTP_HX_REQUEST": "true"} if htmx else {}
+    typed = {"state": "confirmed", "amount": amount, "reason": "Typed <b>reason</b>"}
+    refused = browser_client.post(url, typed, **headers)
+    assert refused.status_code == 400
+    html = refused.content.decode()
+    assert "amount: " in html and 'role="alert"' in html
+    row = re.search(rf'<tr id="decision-{bonus.id}">(.*?)</tr>', html, re.S).group(1)
+    form = row.split("<form", 1)[1]
+    assert f'name="amount" type="number" step="0.01" min="0.01" value="{amount}"' in form
+    assert 'value="Typed &lt;b&gt;reason&lt;/b&gt;"' in form
+    bonus.refresh_from_db()
+    assert bonus.amount == Decimal("0.50") and bonus.state == DecisionState.PROPOSED
+    assert browser_client.get(reverse("quality-page", args=[labeled.id])).status_code == 200
+
+
+def test_a_good_bonus_amount_is_saved(browser_client, labeled, bonus):
+    from decimal import Decimal
+
+    url = reverse("quality-decision-update", args=[labeled.id, bonus.id])
+    done = browser_client.post(url, {"state": "confirmed", "amount": "1.25", "reason": "Thanks."})
+    assert done.status_code == 303
+    bonus.refresh_from_db()
+    assert bonus.amount == Decimal("1.25") and bonus.state == DecisionState.CONFIRMED
 
 
 def test_sending_decisions_without_the_confirmation_asks_first(browser_client, labeled):

@@ -40,7 +40,7 @@ BUDGETS = {
     "candidate-row": 6,
     "candidate-edit": 6,
     "labeling-block": 7,
-    "gold-page": 8,
+    "gold-page": 10,  # and the sizes of units and gold rounds, for the size note
     "gold-original": 8,
     "crowd-platforms": 12,
     "quality-page": 25,

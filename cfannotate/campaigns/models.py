@@ -48,6 +48,9 @@ class Campaign(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # The new-campaign form it was made from: the same form sent twice (a double click, a
+    # reload) finds this campaign instead of making another. Empty: made through the API.
+    creation_token = models.CharField(max_length=64, blank=True, default="", editable=False)
 
     # The task. For pair tasks the context (premise, Q1) stays fixed and the text
     # (hypothesis, Q2) is perturbed; single-text tasks leave context_name empty.
@@ -225,6 +228,11 @@ class Campaign(models.Model):
             models.CheckConstraint(
                 condition=~Q(flip_classifier="model") | ~Q(flip_model=""),
                 name="campaign_flip_model_named",
+            ),
+            models.UniqueConstraint(
+                fields=["owner", "creation_token"],
+                condition=~Q(creation_token=""),
+                name="campaign_creation_token_unique",
             ),
         ]
 

@@ -21,7 +21,9 @@ from cfannotate.campaigns.models import (
 )
 from cfannotate.campaigns.task_templates import LabelTemplate, template_for
 from cfannotate.core.exceptions import Conflict, InvalidInput
+from cfannotate.core.form_numbers import is_plain_number
 from cfannotate.core.row_report import RowError, row_errors_raise
+from cfannotate.core.text import sentence
 
 MAX_TEXT_CHARS = 10_000
 
@@ -36,6 +38,14 @@ _NUMERIC_SETTINGS = frozenset(
 )
 
 
+class CampaignAlreadyCreated(Conflict):
+    """The new-campaign form was sent again: the campaign it made is `campaign`."""
+
+    def __init__(self, campaign: Campaign) -> None:
+        super().__init__(sentence(f"This form already created {campaign.name}"))
+        self.campaign = campaign
+
+
 def campaign_create(
     *,
     owner,
@@ -46,13 +56,20 @@ def campaign_create(
     context_name: str | None = None,
     instructions: str | None = None,
     settings: Mapping[str, object] | None = None,
+    creation_token: str = "",
 ) -> Campaign:
     """Create a campaign with its label set.
 
     Template task types bring their labels, field names and instructions; any of
     them may be overridden. Custom tasks must give at least two labels. An inference
     server the generators name is probed first (see `_probe_new_servers`).
+
+    `creation_token` (the new-campaign form's one-time token) makes one campaign however
+    often the form is sent: again, it raises CampaignAlreadyCreated with that campaign.
+    A database constraint holds it when two arrive at once.
     """
+    creation_token = (creation_token or "").strip()
+    _raise_if_created(owner, creation_token)
     _probe_new_servers(settings or {}, campaign=None, labels=labels, task_type=task_type)
     return _campaign_create(
         owner=owner,
@@ -63,7 +80,15 @@ def campaign_create(
         context_name=context_name,
         instructions=instructions,
         settings=settings,
+        creation_token=creation_token,
     )
+
+
+def _raise_if_created(owner, creation_token: str) -> None:
+    if creation_token:
+        earlier = Campaign.objects.filter(owner=owner, creation_token=creation_token).first()
+        if earlier is not None:
+            raise CampaignAlreadyCreated(earlier)
 
 
 @transaction.atomic
@@ -77,6 +102,7 @@ def _campaign_create(
     context_name: str | None,
     instructions: str | None,
     settings: Mapping[str, object] | None,
+    creation_token: str,
 ) -> Campaign:
     name = (name or "").strip()
     if not name:
@@ -101,6 +127,7 @@ def _campaign_create(
         instructions=instructions
         if instructions is not None
         else (template.instructions if template else ""),
+        creation_token=creation_token,
     )
     if template is not None and template.generators and not labels:
         # The template's generators convert its own labels; a campaign that brings its
@@ -113,8 +140,14 @@ def _campaign_create(
             campaign.flip_label_map,
             labels=[(label.value, label.display_name) for label in label_templates],
         )
-    campaign.full_clean()
-    campaign.save()
+    # The token's constraint is left to the database: it alone sees a form sent twice at once.
+    campaign.full_clean(exclude=["creation_token"])
+    try:
+        with transaction.atomic():
+            campaign.save()
+    except IntegrityError:
+        _raise_if_created(owner, creation_token)  # the same form, sent at the same moment
+        raise
     CampaignLabel.objects.bulk_create(
         CampaignLabel(
             campaign=campaign,
@@ -177,6 +210,8 @@ def _value_problem(field: models.Field, value: object) -> str:
         return ""
     if isinstance(value, bool):
         return "Give a number, not true or false."
+    if isinstance(value, str) and not is_plain_number(value):
+        return "Give a number in digits, e.g. 12 or 0.5."
     integral = isinstance(field, models.IntegerField)
     if integral and isinstance(value, float) and not value.is_integer():
         return "Give a whole number."
@@ -315,6 +350,10 @@ def _label_templates(labels: list[Mapping[str, str]] | None, template) -> list[L
         if not value or not display:
             errors.append(f"Label {index + 1} needs a value made of letters, digits or _.")
             continue
+        too_long = _label_too_long(index + 1, value=value, display_name=display)
+        if too_long:
+            errors += too_long
+            continue
         parsed.append(LabelTemplate(value, display, str(item.get("description", "")).strip()))
     values = [label.value for label in parsed]
     if len(set(values)) != len(values):
@@ -329,6 +368,17 @@ def _label_templates(labels: list[Mapping[str, str]] | None, template) -> list[L
     if errors:
         raise InvalidInput("The label set is invalid.", fields={"labels": errors})
     return parsed
+
+
+def _label_too_long(number: int, **parts: str) -> list[str]:
+    """What of label `number` (its value, its display name) its column cannot hold."""
+    problems = []
+    for name, text in parts.items():
+        most = CampaignLabel._meta.get_field(name).max_length
+        if len(text) > most:
+            what = name.replace("_", " ")
+            problems.append(f"Label {number}'s {what} is longer than {most} characters.")
+    return problems
 
 
 def _shared_spellings(labels: list[LabelTemplate]) -> list[str]:

@@ -75,6 +75,10 @@ class OriginalUploadApi(LimitedUploadMixin, APIView):
         )
         error_rows = serializers.IntegerField()
         importable = serializers.BooleanField()
+        same_text_rows = serializers.IntegerField(
+            help_text="Rows with the text (and context) of an original already in the "
+            "campaign: importing adds them again."
+        )
         imported = serializers.IntegerField()
 
     @extend_schema(
@@ -106,6 +110,7 @@ class OriginalUploadApi(LimitedUploadMixin, APIView):
                 "shown_errors": preview.shown_errors,
                 "error_rows": len(preview.errors),
                 "importable": preview.importable,
+                "same_text_rows": preview.same_text_rows,
                 "imported": imported,
             }
         ).data

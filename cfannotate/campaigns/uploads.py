@@ -7,12 +7,14 @@ file under a mapping: every row or none. Columns that are not mapped are kept in
 each original's `extra`.
 """
 
+import hashlib
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models.functions import MD5
 
 from cfannotate.campaigns.models import Campaign, CampaignLabel, Original
 from cfannotate.campaigns.services import label_lookup, originals_check, originals_create
@@ -151,6 +153,10 @@ class UploadPreview:
     other_spellings: int = 0  # label spellings beyond those listed
     errors: dict[str, list[str]] = field(default_factory=dict)  # where -> problems, file order
     originals: list[Original] = field(default_factory=list)  # unsaved, when there are no errors
+    # Rows whose text (and context) an original of the campaign has already: importing
+    # them adds them again, which may be meant (the same sentence with another label).
+    same_text_rows: int = 0
+    same_text_note: str = ""
 
     @property
     def rows(self) -> int:
@@ -230,7 +236,40 @@ def upload_preview(
         errors.setdefault(where, []).append(f"{source}: {error.message}")
     preview.errors = dict(sorted(errors.items(), key=lambda item: int(item[0].split()[-1])))
     preview.originals = [] if preview.errors else checked.originals
+    if preview.originals:
+        preview.same_text_rows = _same_text_rows(campaign, preview.originals)
+        preview.same_text_note = _same_text_note(campaign, preview)
     return preview
+
+
+def _same_text_rows(campaign: Campaign, originals: list[Original]) -> int:
+    """How many of the rows an original of the campaign has the text (and, in a pair task,
+    the context) of: one query, of the originals' digests rather than their texts."""
+    names = ("text", "context") if campaign.is_pair_task else ("text",)
+    digests = {f"{name}_md5": MD5(name) for name in names}
+    there = set(campaign.originals.annotate(**digests).values_list(*digests))
+
+    def key(original: Original) -> tuple[str, ...]:
+        return tuple(
+            hashlib.md5(getattr(original, name).encode(), usedforsecurity=False).hexdigest()
+            for name in names
+        )
+
+    return sum(1 for original in originals if key(original) in there)
+
+
+def _same_text_note(campaign: Campaign, preview: UploadPreview) -> str:
+    if not preview.same_text_rows:
+        return ""
+    what = "text"
+    if campaign.is_pair_task:
+        what = f"{campaign.context_name.lower()} and {campaign.text_name.lower()}"
+    rows = preview.same_text_rows
+    return (
+        f"{rows} of {preview.rows} row{'s' if preview.rows != 1 else ''} "
+        f"{'has' if rows == 1 else 'have'} the same {what} as originals already in this "
+        "campaign; importing adds them again."
+    )
 
 
 def _record(row: tabular.TableRow, mapping: dict[str, str | None], columns: list[str]) -> dict:

@@ -57,6 +57,9 @@ def campaign_new(request: HtmxHttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         try:
             campaign = services.campaign_create(owner=request.user, **form.service_arguments())
+        except services.CampaignAlreadyCreated as done:
+            messages.info(request, f"{done.message} It was not created twice.")
+            return redirect("campaign-detail", campaign_id=done.campaign.id)
         except CfannotateError as error:
             errors_onto_form(form, error)
         else:

@@ -51,13 +51,7 @@ def generation_run_create(
     """A run over the campaign's originals (or the given ones), with its chunks, unqueued."""
     if chunk_size < 1:
         raise InvalidInput("chunk_size must be at least 1.", fields={"chunk_size": ["≥ 1"]})
-    if GenerationRun.objects.filter(
-        campaign=campaign, state__in=[RunState.QUEUED, RunState.RUNNING]
-    ).exists():
-        raise Conflict(
-            "This campaign already has a generation run in progress; cancel it "
-            "or wait for it to finish."
-        )
+    _raise_if_run_in_progress(campaign)
     ids = list(campaign.originals.order_by("id").values_list("id", flat=True))
     if original_ids is not None:
         _raise_unknown_originals(original_ids, known=set(ids))
@@ -74,6 +68,16 @@ def generation_run_create(
         for index, chunk in enumerate(chunks)
     )
     return run
+
+
+def _raise_if_run_in_progress(campaign: Campaign) -> None:
+    if GenerationRun.objects.filter(
+        campaign=campaign, state__in=[RunState.QUEUED, RunState.RUNNING]
+    ).exists():
+        raise Conflict(
+            "This campaign already has a generation run in progress; cancel it "
+            "or wait for it to finish."
+        )
 
 
 def _raise_unknown_originals(original_ids: list[int], *, known: set[int]) -> None:
@@ -105,6 +109,8 @@ def generation_run_start(
     from cfannotate.candidates.tasks import generate_chunk
 
     if not_generated_only:
+        # Said first: the originals of a run in progress do not count as not generated.
+        _raise_if_run_in_progress(campaign)
         if original_ids is not None:
             raise InvalidInput(
                 "Give original ids or ask for the originals not generated yet, not both.",

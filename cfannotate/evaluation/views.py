@@ -13,7 +13,7 @@ from cfannotate.evaluation import plots
 from cfannotate.evaluation.forms import EvaluationRunForm
 from cfannotate.evaluation.models import EvaluationKind
 from cfannotate.evaluation.selectors import evaluations_for, latest_evaluations
-from cfannotate.evaluation.services import evaluation_run
+from cfannotate.evaluation.services import DEFAULT_SEEDS, DEFAULT_TEST_FRACTION, evaluation_run
 from cfannotate.evaluation.uploads import jsonl_rows
 
 HISTORY_ROWS = 10
@@ -37,10 +37,24 @@ def evaluation_context(campaign: Campaign, **extra) -> dict:
     }
 
 
+def table3_inputs(posted=None) -> dict[str, str]:
+    """What the Table 3 form's inputs show: the defaults, or what was posted for Table 3, so
+    a refused run keeps what the researcher typed."""
+    inputs = {
+        "n": "",
+        "m": "",
+        "test_fraction": str(DEFAULT_TEST_FRACTION),
+        "seeds": ",".join(str(seed) for seed in DEFAULT_SEEDS),
+    }
+    if posted is not None and posted.get("kind") == EvaluationKind.TABLE3:
+        inputs.update({name: posted.get(name, "") for name in inputs})
+    return inputs
+
+
 def _fragment(request, campaign: Campaign, *, status: int = 200, **extra) -> TemplateResponse:
-    return TemplateResponse(
-        request, "evaluation/_evaluation.html", evaluation_context(campaign, **extra), status=status
-    )
+    posted = request.POST if request.method == "POST" else None
+    context = evaluation_context(campaign, table3_inputs=table3_inputs(posted), **extra)
+    return TemplateResponse(request, "evaluation/_evaluation.html", context, status=status)
 
 
 @campaign_owner_required

@@ -6,6 +6,9 @@ and rounds imported from a JSONL file.
 Researcher-only and owner-scoped: expected answers never reach a worker's page.
 """
 
+import re
+from dataclasses import dataclass, field
+
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
@@ -20,6 +23,7 @@ from cfannotate.campaigns.access import campaign_owner_required
 from cfannotate.candidates.selectors import CandidateFilters, candidates_filtered
 from cfannotate.core import tabular
 from cfannotate.core.exceptions import CfannotateError, InvalidInput
+from cfannotate.core.form_numbers import is_digits
 from cfannotate.core.htmx import HtmxHttpRequest
 from cfannotate.core.text import counted, sentence
 from cfannotate.core.upload_handlers import one_upload
@@ -36,6 +40,7 @@ AUTHOR_ROWS = 3  # counterfactuals per round, as real rounds show (Polyjuice §4
 PICK_PER_PAGE = 20  # originals per page of the gold page's list
 MAX_SEARCH = 200
 NO_ITEMS = "Tick at least one candidate, or type a new counterfactual."
+ITEM_FIELD = re.compile(r"items\[(?P<number>\d+)\]\.(?P<field>\w+)")  # as gold.py names them
 BOTH_KINDS_OF_ITEMS = (
     "Either tick candidates or type new counterfactuals: a round is made of one or the other."
 )
@@ -70,6 +75,7 @@ def _page_context(request, campaign) -> dict:
         "rounds": gold_rounds_of(campaign),
         "size_note": gold_size_note(campaign),
         "labels": campaign.labels.all(),
+        "failed": None,  # a round whose change was refused (`RefusedAnswers`)
     }
 
 
@@ -196,31 +202,69 @@ def _round_made(request, campaign, original, gold_round, *, left_units: int) -> 
     return HttpResponseClientRedirect(target) if request.htmx else redirect(target)
 
 
-def _round_fragment(request, campaign, gold_round_id: int, *, error=None, message=""):
-    """The round's panel again (htmx); a plain form post goes back to the gold page, with
-    what happened as a message above the rounds."""
+@dataclass(frozen=True)
+class RefusedAnswers:
+    """A round's change that was refused: its error, with the answers' problems named by
+    the row the researcher sees ("Counterfactual 3, label"), and what was typed, shown
+    back in the round's form so nothing is lost."""
+
+    round_id: int
+    error: CfannotateError
+    typed: dict = field(default_factory=dict)  # item id -> {"valid", "label", "explanation"}
+    problems: dict = field(default_factory=dict)  # item id -> {field: [problems]}
+
+
+def _answers_refused(
+    gold_round_id: int, items: list[dict], error: CfannotateError
+) -> RefusedAnswers:
+    """`gold_round_update`'s error on the `items` posted, its `items[3].label` in words."""
+    item_ids = {number: item["id"] for number, item in enumerate(items, start=1)}
+    fields, problems = {}, {}
+    for where, notes in error.fields.items():
+        match = ITEM_FIELD.fullmatch(where)
+        item_id = item_ids.get(int(match["number"])) if match else None
+        if item_id is None:
+            fields.setdefault(where, []).extend(notes)
+            continue
+        name = match["field"]
+        problems.setdefault(item_id, {}).setdefault(name, []).extend(notes)
+        fields.setdefault(f"Counterfactual {match['number']}, {name}", []).extend(notes)
+    typed = {
+        item["id"]: {name: item[name] for name in ("valid", "label", "explanation")}
+        for item in items
+    }
+    return RefusedAnswers(
+        round_id=gold_round_id,
+        error=type(error)(error.message, fields=fields),
+        typed=typed,
+        problems=problems,
+    )
+
+
+def _round_fragment(request, campaign, gold_round_id: int, *, failed=None, message=""):
+    """The round's panel again (htmx). A plain form post that was done goes back to the
+    gold page, with what happened as a message above the rounds; one that was refused gets
+    the gold page with the round's error and what was typed in its form."""
     gold_round = gold_rounds_of(campaign).filter(pk=gold_round_id).first()
     if gold_round is None:
         raise Http404("No such gold round in this campaign.")
+    status = 200 if failed is None else failed.error.status_code
     if not request.htmx:
-        if error is not None:  # said in words here: the page has no fields to mark
-            problems = [problem for found in error.fields.values() for problem in found]
-            why = "; ".join(problems) if problems else error.message
-            messages.error(request, sentence(f"Round #{gold_round.pk} was not changed: {why}"))
-        else:
-            messages.success(request, sentence(f"Round #{gold_round.pk}: {message or 'saved'}"))
+        if failed is not None:
+            context = _page_context(request, campaign) | {"failed": failed}
+            return TemplateResponse(request, PAGE, context, status=status)
+        messages.success(request, sentence(f"Round #{gold_round.pk}: {message or 'saved'}"))
         target = reverse("gold-page", args=[campaign.id])
         return redirect(f"{target}#gold-round-{gold_round.pk}")
     context = {
         "campaign": campaign,
         "gold_round": gold_round,
         "labels": campaign.labels.all(),
-        "error": error,
+        "failed": failed,
         "message": message,
         "state_out_of_band": request.htmx,  # the state in the table of rounds follows
         "size_note": gold_size_note(campaign),  # and so does the note on gold rounds that stand out
     }
-    status = 200 if error is None else error.status_code
     return TemplateResponse(request, ROUND, context, status=status)
 
 
@@ -243,7 +287,8 @@ def gold_round_active(request: HtmxHttpRequest, campaign_id: int, gold_round_id:
         else:
             gold.gold_round_deactivate(gold_round=gold_round)
     except CfannotateError as error:
-        return _round_fragment(request, campaign, gold_round.pk, error=error)
+        failed = RefusedAnswers(round_id=gold_round.pk, error=error)
+        return _round_fragment(request, campaign, gold_round.pk, failed=failed)
     return _round_fragment(request, campaign, gold_round.pk)
 
 
@@ -265,7 +310,8 @@ def gold_round_answers(request: HtmxHttpRequest, campaign_id: int, gold_round_id
     try:
         gold.gold_round_update(gold_round=gold_round, items=items)
     except CfannotateError as error:
-        return _round_fragment(request, campaign, gold_round.pk, error=error)
+        failed = _answers_refused(gold_round.pk, items, error)
+        return _round_fragment(request, campaign, gold_round.pk, failed=failed)
     return _round_fragment(request, campaign, gold_round.pk, message="Answers saved.")
 
 
@@ -296,7 +342,7 @@ def _promoted_items(post) -> list[dict]:
     for raw in post.getlist("candidate"):
         items.append(
             {
-                "candidate_id": int(raw) if raw.isdigit() else raw,
+                "candidate_id": int(raw) if is_digits(raw) else raw,
                 "valid": post.get(f"valid-{raw}", ""),
                 "label": post.get(f"label-{raw}", ""),
                 "explanation": post.get(f"explanation-{raw}", ""),

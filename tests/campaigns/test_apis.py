@@ -114,6 +114,23 @@ def test_session_api_writes_need_csrf(researcher):
     assert "CSRF" in response.json()["message"]
 
 
+def test_create_refuses_a_label_value_its_column_cannot_hold(api_client):
+    """60 characters pass the serializer, but "㎏" spells "kg" in a value: 120 characters
+    where the column holds 60 (PostgreSQL would fail the insert with a 500)."""
+    response = api_client.post(
+        "/api/campaigns/create/",
+        {
+            "name": "Units",
+            "task_type": "custom",
+            "labels": [{"value": "㎏" * 60, "display_name": "Weight"}, {"value": "other"}],
+        },
+        format="json",
+    )
+    assert response.status_code == 400
+    assert response.json()["fields"]["labels"] == ["Label 1's value is longer than 60 characters."]
+    assert not Campaign.objects.exists()
+
+
 def test_create_and_update_name_the_bad_generator_option(api_client, other_researcher):
     response = api_client.post(
         "/api/campaigns/create/",
@@ -257,7 +274,9 @@ def test_update_refuses_non_finite_numbers_and_keeps_the_settings(
         ({"lease_minutes": 1.5}, "Give a whole number."),
         ({"judgments_per_candidate": "2.7"}, "Give a whole number."),
         ({"lease_minutes": True}, "Give a number, not true or false."),
-        ({"weight_base": "heavy"}, "Give a number."),
+        ({"weight_base": "heavy"}, "Give a number in digits, e.g. 12 or 0.5."),
+        ({"lease_minutes": "1_000"}, "Give a number in digits, e.g. 12 or 0.5."),
+        ({"weight_base": "\u0661"}, "Give a number in digits, e.g. 12 or 0.5."),
         ({"lease_minutes": 10**12}, "Ensure this value is less than or equal to 43200."),
         ({"max_requeues": 10**6}, "Ensure this value is less than or equal to 20."),
         ({"weight_tree": 1e300}, "Ensure this value is less than or equal to 100.0."),

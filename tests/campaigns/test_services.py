@@ -1,9 +1,11 @@
 import pytest
 from django.core.exceptions import ValidationError
 
+from cfannotate.campaigns import services
 from cfannotate.campaigns.models import Campaign, Original, TaskType
 from cfannotate.campaigns.services import (
     MAX_TEXT_CHARS,
+    CampaignAlreadyCreated,
     campaign_create,
     campaign_update,
     originals_import,
@@ -68,6 +70,36 @@ def test_custom_task_label_errors(researcher, labels, expected):
     assert any(expected in message for message in error.value.fields["labels"])
 
 
+@pytest.mark.parametrize(
+    ("label", "expected"),
+    [
+        ({"value": "v" * 61}, "Label 1's value is longer than 60 characters."),
+        (
+            {"value": "ok", "display_name": "D" * 81},
+            "Label 1's display name is longer than 80 characters.",
+        ),
+        ({"value": "㎏" * 31}, "Label 1's value is longer than 60 characters."),  # "kg" each
+    ],
+)
+def test_a_label_longer_than_its_column_is_refused(researcher, label, expected):
+    with pytest.raises(InvalidInput) as error:
+        campaign_create(
+            owner=researcher, name="X", task_type=TaskType.CUSTOM, labels=[label, {"value": "b"}]
+        )
+    assert error.value.fields["labels"] == [expected]
+    assert not Campaign.objects.exists()
+
+
+def test_labels_as_long_as_their_columns_are_kept(researcher):
+    campaign = campaign_create(
+        owner=researcher,
+        name="X",
+        task_type=TaskType.CUSTOM,
+        labels=[{"value": "v" * 60, "display_name": "D" * 80}, {"value": "b"}],
+    )
+    assert campaign.labels.first().value == "v" * 60
+
+
 def test_unknown_task_type_and_setting_are_refused(researcher):
     with pytest.raises(InvalidInput, match="Unknown task type"):
         campaign_create(owner=researcher, name="X", task_type="poetry")
@@ -89,6 +121,39 @@ def test_slugs_stay_unique(researcher):
     second = campaign_create(owner=researcher, name="Same name", task_type="sentiment")
     assert first.slug == "same-name"
     assert second.slug.startswith("same-name-") and second.slug != first.slug
+
+
+def test_a_creation_token_makes_one_campaign(researcher, other_researcher):
+    first = campaign_create(owner=researcher, name="A", task_type="nli", creation_token="t-1")
+
+    with pytest.raises(CampaignAlreadyCreated) as again:
+        campaign_create(owner=researcher, name="B", task_type="sentiment", creation_token="t-1")
+
+    assert again.value.campaign == first and again.value.status_code == 409
+    assert again.value.message == "This form already created A."
+    assert campaign_create(owner=other_researcher, name="C", task_type="nli", creation_token="t-1")
+    untokened = [campaign_create(owner=researcher, name="D", task_type="nli") for _ in range(2)]
+    assert untokened[0] != untokened[1]
+
+
+def test_a_form_sent_twice_at_once_makes_one_campaign(researcher, monkeypatch):
+    """Both requests pass the first look (neither sees the other's campaign yet): the
+    database's constraint refuses the second, which then answers with the first."""
+    first = campaign_create(owner=researcher, name="A", task_type="nli", creation_token="t-1")
+    real_check = services._raise_if_created
+    looks = []
+
+    def first_look_misses(owner, creation_token):
+        looks.append(creation_token)
+        if len(looks) > 1:
+            real_check(owner, creation_token)
+
+    monkeypatch.setattr(services, "_raise_if_created", first_look_misses)
+    with pytest.raises(CampaignAlreadyCreated) as again:
+        campaign_create(owner=researcher, name="A", task_type="nli", creation_token="t-1")
+
+    assert again.value.campaign == first and looks == ["t-1", "t-1"]
+    assert Campaign.objects.count() == 1
 
 
 def test_import_accepts_values_display_names_and_aliases(campaign):

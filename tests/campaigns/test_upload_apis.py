@@ -25,6 +25,20 @@ def nli(researcher):
     return make_campaign(owner=researcher, task_type=TaskType.NLI, name="NLI")
 
 
+def test_a_dry_run_counts_the_rows_already_in_the_campaign(api_client, nli):
+    imported = api_client.post(url(nli), {"file": file(CSV)}, format="multipart")
+    assert imported.status_code == 201 and imported.json()["same_text_rows"] == 0
+    content = CSV.replace(b"p1", b"p2") + b"A dog barks.,A cat sleeps.,neutral,p3\n"
+
+    again = api_client.post(
+        url(nli), {"file": file(content), "dry_run": "true"}, format="multipart"
+    )
+
+    assert again.status_code == 200
+    assert again.json()["same_text_rows"] == 1 and again.json()["importable"]
+    assert Original.objects.count() == 1
+
+
 def test_dry_run_previews_without_importing(api_client, nli):
     content = CSV + b"A dog barks.,A cat sleeps.,maybe,p2\n"
     response = api_client.post(

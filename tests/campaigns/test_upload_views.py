@@ -164,6 +164,34 @@ def test_the_upload_works_without_javascript(client, researcher, campaign, uploa
     assert campaign.originals.count() == 2 and kept_files(upload_dir) == []
 
 
+def test_uploading_the_same_file_again_warns_that_its_rows_are_there_already(
+    client, researcher, campaign
+):
+    """Without an id column nothing tells the rows apart from those imported before: the
+    preview says how many are there already, and the import is still offered."""
+    client.force_login(researcher)
+    content = b"review,sentiment\nA warm and funny film.,pos\nDull.,neg\n"
+    mapping = {"map-id": "", "map-text": "review", "map-label": "sentiment"}
+    first = send_file(client, campaign, content)
+    assert 'id="upload-same-text"' not in first.content.decode()
+    client.post(
+        reverse("original-upload-import", args=[campaign.id]),
+        {"token": token_of(first), **mapping},
+        HTTP_HX_REQUEST="true",
+    )
+
+    again = send_file(client, campaign, content)
+
+    html = again.content.decode()
+    assert (
+        "2 of 2 rows have the same text as originals already in this campaign; "
+        "importing adds them again."
+    ) in html
+    assert "disabled>Import 2 rows" not in html and "Import 2 rows" in html
+    page = client.get(reverse("campaign-data", args=[campaign.id])).content.decode()
+    assert 'id="upload-same-text"' in page  # the waiting file, shown again
+
+
 def test_import_errors_list_the_rows_and_import_nothing(client, researcher, campaign):
     client.force_login(researcher)
     response = send_file(client, campaign, b"text,label\nGood.,positive\n,positive\nOk.,meh\n")

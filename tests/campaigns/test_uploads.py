@@ -8,6 +8,7 @@ import pytest
 from cfannotate.campaigns.models import Original, TaskType
 from cfannotate.campaigns.services import MAX_TEXT_CHARS, originals_import
 from cfannotate.campaigns.uploads import (
+    _same_text_rows,
     mapping_from,
     mapping_guess,
     originals_upload,
@@ -105,6 +106,43 @@ def test_a_tsv_of_an_nli_task_is_imported_with_premise_and_hypothesis(nli):
         "A man sleeps.",
         "A person rests.",
         "entailment",
+    )
+
+
+def test_rows_with_the_text_of_originals_already_there_are_counted_not_refused(
+    campaign, django_assert_num_queries
+):
+    """A file without ids uploaded twice imports every row twice: the preview says so."""
+    content = "review,sentiment\nIt was great.,positive\nDull.,negative\n"
+    first = preview(campaign, content)
+    assert (first.same_text_rows, first.same_text_note) == (0, "")
+    originals_upload(campaign=campaign, preview=first)
+
+    again = preview(campaign, content + "New one.,positive\n")
+
+    assert again.importable and again.same_text_rows == 2
+    assert again.same_text_note == (
+        "2 of 3 rows have the same text as originals already in this campaign; "
+        "importing adds them again."
+    )
+    assert originals_upload(campaign=campaign, preview=again) == 3  # warned, not refused
+    with django_assert_num_queries(1):
+        assert _same_text_rows(campaign, again.originals) == 3
+
+
+def test_a_pair_tasks_rows_are_the_same_only_with_the_same_context(nli):
+    upload(nli, "sentence1,sentence2,gold_label\nA man sleeps.,A man rests.,entailment\n")
+    content = (
+        "sentence1,sentence2,gold_label\n"
+        "A man sleeps.,A man rests.,neutral\n"  # the same pair, another label
+        "A dog sleeps.,A man rests.,entailment\n"  # another premise
+    )
+
+    result = preview(nli, content)
+
+    assert result.same_text_rows == 1
+    assert result.same_text_note.startswith(
+        "1 of 2 rows has the same premise and hypothesis as originals already"
     )
 
 

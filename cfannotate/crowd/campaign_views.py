@@ -60,7 +60,6 @@ from cfannotate.crowd.selectors import (
     publication_of,
     publications_of,
     recent_actions,
-    review_actions,
     review_queue,
     study_places,
     worker_of,
@@ -116,7 +115,7 @@ def platforms_context(request, campaign, **extra) -> dict:
             _typed(refused, "crowd-reject", assignment.id),
             _typed(refused, "crowd-bonus", assignment.id),
             _typed(refused, "crowd-block", assignment.worker_id),
-            review_actions(assignment),
+            review.review_actions(assignment),
         )
         for assignment in assignments
     ]

@@ -31,6 +31,7 @@ from cfannotate.crowd.models import (
     ActionKind,
     ActionOutcome,
     BlockScope,
+    Platform,
     PlatformAction,
     ReviewDecision,
     Worker,
@@ -88,6 +89,20 @@ def _begin(assignment: Assignment, action: str, **fields) -> PlatformAction:
 def _current_decision(assignment: Assignment) -> str | None:
     review = getattr(assignment, "review", None)
     return review.decision if review is not None else None
+
+
+def review_actions(assignment: Assignment) -> frozenset[str]:
+    """The review buttons `crowd.review` carries out on a submitted assignment, by its
+    decision: approve until approved (MTurk lets an approval override a rejection, Prolific
+    does not); reject until decided (an approval cannot be undone, and a second rejection
+    does nothing); a bonus and a block whatever the decision. The page offers these."""
+    decision = _current_decision(assignment)
+    actions = {"bonus", "block"}
+    if decision is None:
+        actions |= {"approve", "reject"}
+    elif decision == ReviewDecision.REJECTED and assignment.worker.platform != Platform.PROLIFIC:
+        actions.add("approve")
+    return frozenset(actions)
 
 
 def assignment_approve(*, assignment: Assignment, feedback: str = "") -> None:

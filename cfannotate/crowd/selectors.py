@@ -18,7 +18,6 @@ from cfannotate.crowd.models import (
     Platform,
     PlatformAction,
     Publication,
-    ReviewDecision,
     Worker,
 )
 from cfannotate.labeling.assignments import (
@@ -63,21 +62,6 @@ def review_queue(campaign: Campaign, limit: int = REVIEW_QUEUE_SIZE) -> list[Ass
         .select_related("worker", "review")
         .order_by(F("review__decided_at").desc(nulls_first=True), "-submitted_at")[:limit]
     )
-
-
-def review_actions(assignment: Assignment) -> frozenset[str]:
-    """The review buttons `crowd.review` carries out on a submitted assignment, by its
-    decision: approve until approved (MTurk lets an approval override a rejection, Prolific
-    does not); reject until decided (an approval cannot be undone, and a second rejection
-    does nothing); a bonus and a block whatever the decision."""
-    review = getattr(assignment, "review", None)
-    decision = review.decision if review is not None else None
-    actions = {"bonus", "block"}
-    if decision is None:
-        actions |= {"approve", "reject"}
-    elif decision == ReviewDecision.REJECTED and assignment.worker.platform != Platform.PROLIFIC:
-        actions.add("approve")
-    return frozenset(actions)
 
 
 def recent_actions(campaign: Campaign, limit: int = RECENT_ACTIONS) -> list[PlatformAction]:

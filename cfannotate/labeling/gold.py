@@ -315,8 +315,7 @@ def gold_round_author(
 
     The same rules as an imported round: an original of this campaign that no worker was
     given a labeling unit of (it is taken out of its units), 1 to `gold_round_most_items`
-    distinct texts
-    that differ from the original.
+    distinct texts that differ from the original.
     """
     if original.campaign_id != campaign.id:
         raise InvalidInput(

@@ -22,6 +22,7 @@ from django_htmx.http import HttpResponseClientRedirect, push_url
 from cfannotate.campaigns.task_templates import template_for
 from cfannotate.core.exceptions import (
     CfannotateError,
+    Expired,
     InvalidInput,
     MethodNotAllowed,
     NotFound,
@@ -34,11 +35,12 @@ from cfannotate.core.worker_tokens import (
     form_token_check,
     resume_code,
 )
+from cfannotate.crowd.blocks import WorkerBlocked
 from cfannotate.crowd.models import Platform
 from cfannotate.crowd.providers import allow_platform_framing, handback_for
 from cfannotate.crowd.services import ANONYMOUS_ID
 from cfannotate.labeling import rounds
-from cfannotate.labeling.assignments import raise_if_expired
+from cfannotate.labeling.assignments import AssignmentExpired, raise_if_expired
 from cfannotate.labeling.models import Assignment, AssignmentState, RoundKind
 
 FORM_TOKEN_FIELD = "form_token"  # noqa: S105 (a field name)
@@ -46,15 +48,71 @@ FORM_TOKEN_HEADER = "X-Worker-Form"  # noqa: S105 (a header name)
 WRONG_METHOD = "This page cannot be used that way. Open it from the link you were given."
 # What an htmx submit swaps into the page's <main>: the round, with its <title>.
 ROUND_SWAP = "labeling/round.html#swap"
+# What a worker whose assignment expired does next: a platform still holds the task they
+# accepted, which only they can give back. (Prolific lets a returned study be taken again
+# only where the study allows several submissions, so nothing is promised there.)
+AFTER_EXPIRY = {
+    Platform.MTURK: (
+        "Return the HIT on MTurk so that it does not count against you. If the HIT is still "
+        "listed, you can accept it again: that starts a new assignment."
+    ),
+    Platform.PROLIFIC: "Return the study on Prolific so that it does not count against you.",
+    Platform.LINK: "To start a new assignment, open the link you were given again.",
+}
+# Notices a page shows after a redirect, named in its address (`?notice=`); the address
+# names one, never carries its text.
+NOTICES = {
+    "submitted-before": (
+        "This round was already submitted (in another tab or on another device); the answers "
+        "given then are kept. Go on from here."
+    ),
+}
+
+
+def _next_step(error: CfannotateError, assignment: Assignment | None) -> str:
+    if isinstance(error, AssignmentExpired) and assignment is not None:
+        return AFTER_EXPIRY.get(assignment.worker.platform, "")
+    return ""
 
 
 def _error_page(
-    request: HttpRequest, error: CfannotateError, platform: str | None = None
+    request: HttpRequest, error: CfannotateError, assignment: Assignment | None = None
 ) -> HttpResponse:
     template = "labeling/_error.html" if getattr(request, "htmx", False) else "labeling/error.html"
-    response = TemplateResponse(request, template, {"error": error}, status=error.status_code)
+    context = {
+        "error": error,
+        "next_step": _next_step(error, assignment),
+        "campaign": assignment.campaign if assignment else None,
+    }
+    response = TemplateResponse(request, template, context, status=error.status_code)
     # An error must show inside a platform's frame too; it offers nothing to click.
-    return allow_platform_framing(response, platform=platform)
+    return allow_platform_framing(
+        response, platform=assignment.worker.platform if assignment else None
+    )
+
+
+def _ends_the_work(error: CfannotateError) -> bool:
+    """An expiry or a block: the worker can do nothing more on this round."""
+    return isinstance(error, (Expired, WorkerBlocked))
+
+
+def _error_answer(
+    request: HttpRequest,
+    error: CfannotateError,
+    assignment: Assignment | None,
+    *,
+    token: str,
+    position: int | None,
+) -> HttpResponse:
+    """The error page; an htmx request on a round that the work has ended loads the round's
+    address as a whole page instead, which shows why and what to do next (a fragment would
+    land in the round's form or in one counterfactual's status)."""
+    on_a_round = assignment is not None and position is not None
+    if getattr(request, "htmx", False) and on_a_round and _ends_the_work(error):
+        response = HttpResponseClientRedirect(_round_url(token, position))
+        response.status_code = error.status_code  # htmx follows HX-Redirect whatever the status
+        return allow_platform_framing(response, platform=assignment.worker.platform)
+    return _error_page(request, error, assignment)
 
 
 def worker_view(view: Callable) -> Callable:
@@ -75,7 +133,9 @@ def worker_view(view: Callable) -> Callable:
             if isinstance(response, HttpResponseNotAllowed):
                 raise MethodNotAllowed(WRONG_METHOD)
         except CfannotateError as error:
-            return _error_page(request, error, assignment.worker.platform if assignment else None)
+            return _error_answer(
+                request, error, assignment, token=token, position=kwargs.get("position")
+            )
         return allow_platform_framing(response, platform=assignment.worker.platform)
 
     return wrapped
@@ -102,6 +162,10 @@ def _context(assignment: Assignment, token: str, **extra) -> dict:
         or (template.instructions if template else ""),
         **extra,
     }
+
+
+def _notice(request: HttpRequest) -> str:
+    return NOTICES.get(request.GET.get("notice", ""), "")
 
 
 def _round_url(token: str, position: int) -> str:
@@ -157,7 +221,8 @@ def round_page(request: HttpRequest, assignment: Assignment, *, token: str, posi
         return redirect(_next_url(assignment, token))
     except NotFound:
         return redirect(_next_url(assignment, token))
-    return TemplateResponse(request, "labeling/round.html", _context(assignment, token, view=view))
+    context = _context(assignment, token, view=view, notice=_notice(request))
+    return TemplateResponse(request, "labeling/round.html", context)
 
 
 def _feedback_page(request, assignment: Assignment, token: str, round_):
@@ -174,6 +239,7 @@ def _feedback_page(request, assignment: Assignment, token: str, round_):
             feedback=feedback,
             correct=sum(item.correct for item in feedback),
             next_url=_next_url(assignment, token),
+            notice=_notice(request),
         ),
     )
 
@@ -200,10 +266,19 @@ def item_save(
     request: HtmxHttpRequest, assignment: Assignment, *, token: str, position: int, index: int
 ):
     """Save one counterfactual's answers as soon as the worker clicks (htmx)."""
-    answers = _answers_from(request.POST, [index])
-    if not answers:
-        raise InvalidInput("Nothing to save: choose Valid or Invalid, or a label.")
-    saved = rounds.judgment_save(assignment=assignment, position=position, answers=answers)
+    try:
+        answers = _answers_from(request.POST, [index])
+        if not answers:
+            raise InvalidInput("Nothing to save: choose Valid or Invalid, or a label.")
+        saved = rounds.judgment_save(assignment=assignment, position=position, answers=answers)
+    except CfannotateError as error:
+        if not request.htmx or _ends_the_work(error):
+            raise
+        # In the counterfactual's status, which keeps its id: the next click has a target.
+        context = {"index": index, "error": error}
+        return TemplateResponse(
+            request, "labeling/round.html#save-error", context, status=error.status_code
+        )
     if not request.htmx:
         return redirect(_round_url(token, position))
     item = saved.items[index - 1]
@@ -242,6 +317,8 @@ def round_submit(request: HtmxHttpRequest, assignment: Assignment, *, token: str
         url = reverse("worker-done", kwargs={"token": token})
     else:
         url = _round_url(token, outcome.next_position)
+    if outcome.earlier_answers_kept:
+        url += "?notice=submitted-before"
     if request.htmx:
         # Feedback and the completion page load as whole pages (the completion page
         # brings its own headers for handing the work back).
@@ -258,9 +335,8 @@ def done(request: HttpRequest, assignment: Assignment, *, token: str):
         return redirect(_next_url(assignment, token))
     # Everything is stored by now; the platform gets the result only from here.
     handback = handback_for(assignment)
-    response = TemplateResponse(
-        request, "labeling/done.html", _context(assignment, token, handback=handback)
-    )
+    context = _context(assignment, token, handback=handback, notice=_notice(request))
+    response = TemplateResponse(request, "labeling/done.html", context)
     if handback is not None and handback.method == "post":
         allow_form_posts(response, origins=[handback.origin])
     return response

@@ -314,6 +314,10 @@ def assignment_finish_early(*, assignment_id: int, now: datetime | None = None) 
         withdrawn = deleted.get(Round._meta.label, 0)
         for unit_id in unit_ids:  # in id order, as expiries release them
             LabelingUnit.objects.filter(id=unit_id).update(claims=F("claims") - 1)
+        if withdrawn:
+            # The completion page says so (never why: that is the quality verdict).
+            assignment.ended_early = True
+            assignment.save(update_fields=["ended_early"])
         if not assignment.rounds.filter(submitted_at__isnull=True).exists():
             assignment.state = AssignmentState.SUBMITTED
             assignment.submitted_at = now
@@ -400,16 +404,23 @@ def assignment_lock(*, assignment: Assignment, now: datetime) -> Assignment:
     return locked
 
 
+class AssignmentExpired(Expired):
+    """The assignment's lease ran out; the worker pages add what to do next on their
+    platform (a platform still holds the task the worker accepted)."""
+
+
 def expired_message(assignment: Assignment) -> str:
+    # "Recorded", not "kept" or "paid": whether the worker is paid is the platform's call.
     return (
         f"This assignment expired after {assignment.campaign.lease_minutes} minutes without "
-        "activity, and its open rounds went to other workers. Rounds you submitted are kept."
+        "activity, and its open rounds went to other workers. The rounds you submitted are "
+        "recorded."
     )
 
 
 def raise_if_expired(assignment: Assignment) -> None:
     if assignment.state == AssignmentState.EXPIRED:
-        raise Expired(expired_message(assignment))
+        raise AssignmentExpired(expired_message(assignment))
     if assignment.state == AssignmentState.RETURNED:
         # A block ends work in progress the same way; the worker is told which it was.
         run_checks(return_explanations, worker=assignment.worker, campaign=assignment.campaign)

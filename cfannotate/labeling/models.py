@@ -143,6 +143,8 @@ class Assignment(models.Model):
     last_seen_at = models.DateTimeField(auto_now_add=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
     completion_code = models.CharField(max_length=64, blank=True)
+    # Rounds not shown yet were withdrawn (the quality filters stopped the worker).
+    ended_early = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["-created_at"]

@@ -173,7 +173,8 @@ class _Plan:
 def _raise_if_submitted(round_: Round) -> None:
     if round_.submitted_at is not None:
         raise RoundNotCurrent(
-            "This round is already submitted; its answers are final.", round_=round_
+            "This round was already submitted, so its answers are final. Reload the page to go on.",
+            round_=round_,
         )
 
 
@@ -563,6 +564,9 @@ class SubmitOutcome:
     # The next round, already served, when the caller asked for it (`serve_next`) and the
     # worker goes straight there: a first submit of a round without feedback, not the last.
     next_view: RoundView | None = None
+    # A replay whose answers differ from those the round was submitted with (another tab
+    # or device submitted it first): those first answers are kept, and the worker is told.
+    earlier_answers_kept: bool = False
 
 
 def _outcome(assignment: Assignment, plan: _Plan, round_: Round) -> SubmitOutcome:
@@ -604,8 +608,11 @@ def round_submit(
     def submit(locked: Assignment) -> SubmitOutcome | dict[str, list[str]]:
         plan = _Plan(locked)
         round_ = plan.at(position)
-        if round_.submitted_at is not None:
-            return _outcome(locked, plan, round_)  # a double submit or a replay
+        if round_.submitted_at is not None:  # a double submit or a replay
+            same = _already_given(
+                list(answers), _content(round_), _judgments(round_), _labels(locked.campaign)
+            )
+            return replace(_outcome(locked, plan, round_), earlier_answers_kept=not same)
         raise_if_expired(locked)
         plan.check_is_current(round_)
         if round_.served_at is None:

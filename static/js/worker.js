@@ -9,7 +9,7 @@
 
   var NOT_SENT = "Not sent: the server could not be reached. Your answers are kept " +
     "in the page; try again.";
-  var KEYS = /^[jkvx1-9]$/;  // the round's shortcuts besides Enter
+  var KEYS = /^[jkvx0-9]$/;  // the round's shortcuts besides Enter
   // The round form whose submit is on its way, if any. Kept here, not as a class or an
   // attribute: htmx copies the old form's attributes onto the new one (same id) while the
   // next round settles, which would make that one look as if it were being sent too.
@@ -113,7 +113,7 @@
       event.preventDefault();
       form.requestSubmit();
     }
-    else if (key === "v" || key === "x" || /^[1-9]$/.test(key)) { choose(form, key); }
+    else if (key === "v" || key === "x" || /^[0-9]$/.test(key)) { choose(form, key); }
   }
 
   // Where a request that got no answer says so: the round's line for the submit, the

@@ -11,6 +11,11 @@ from tests.factories import make_labeling_campaign
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
+# clientWidth, not innerWidth: a phone zooms out to show a page wider than its screen.
+PAGE_WIDER_THAN_SCREEN = (
+    "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+)
+
 
 def _answer_by_mouse(page, items, valid="Valid", label="Positive"):
     htmx_ready(page)  # each choice is saved by htmx
@@ -101,8 +106,7 @@ def test_the_round_page_fits_a_phone(live_server, browser):
     page.get_by_role("button", name="Start").click()
     page.get_by_role("link", name="Start").click()
     page.get_by_role("button", name="Submit round").wait_for()
-    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
-    assert overflow <= 0
+    assert page.evaluate(PAGE_WIDER_THAN_SCREEN) <= 0
     # Every choice is a labelled radio button a screen reader can name.
     assert page.get_by_role("radiogroup").count() == 6
     assert page.get_by_role("radio", name="Valid", exact=True).count() == 3
@@ -341,13 +345,13 @@ def test_a_worker_resumes_on_a_phone_with_the_code_from_their_round(live_server,
     phone = browser.new_context(viewport={"width": 360, "height": 740}, is_mobile=True)
     page = phone.new_page()
     page.goto(join_url)
-    assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
+    assert page.evaluate(PAGE_WIDER_THAN_SCREEN) <= 0
     box = page.get_by_label("Resume code")
     box.fill("12-WRONGCODE2")
     page.get_by_role("button", name="Resume").click()
     page.get_by_role("alert").get_by_text("No task of yours has this code here").wait_for()
     assert page.get_by_label("Resume code").input_value() == "12-WRONGCODE2"  # kept to fix
-    assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
+    assert page.evaluate(PAGE_WIDER_THAN_SCREEN) <= 0
     page.get_by_label("Resume code").fill(code.lower())
     page.get_by_role("button", name="Resume").click()
     page.get_by_role("heading", name="Training round").wait_for()
@@ -398,3 +402,56 @@ def test_keys_pressed_while_a_round_is_sent_change_nothing(live_server, page, an
     assert set(_stored(1).values()) == {(True, "negative")}
     if answer == "arrives":
         assert page.console_errors == [], page.console_errors
+
+
+def _ten_label_campaign(text: str):
+    """An open custom campaign of ten labels, one unit on an original reading `text`."""
+    from cfannotate.campaigns.models import Campaign, CampaignStatus
+    from tests.factories import make_campaign, make_original, make_unit
+
+    labels = [{"value": f"l{n}", "display_name": f"Label number {n}"} for n in range(1, 11)]
+    campaign = make_campaign(
+        task_type="custom",
+        labels=labels,
+        settings={
+            "rounds_per_assignment": 1,
+            "gold_rounds_per_assignment": 0,
+            "training_rounds": 0,
+        },
+    )
+    make_unit(make_original(campaign, text=text))
+    Campaign.objects.filter(pk=campaign.pk).update(status=CampaignStatus.LABELING)
+    return campaign
+
+
+def test_the_tenth_label_is_key_0_and_no_key_picks_another(live_server, page):
+    """The page showed "10" beside the tenth label, and pressing 1 then 0 saved the first."""
+    campaign = _ten_label_campaign("The plot is fine.")
+    page.goto(live_server.url + reverse("join", kwargs={"token": join_token(campaign.id)}))
+    page.get_by_role("button", name="Start").click()
+    page.get_by_role("link", name="Start").click()
+    page.get_by_role("button", name="Submit round").wait_for()
+    htmx_ready(page)
+    hints = page.locator("#item-1 kbd").all_inner_texts()
+    assert hints == ["1", "2", "3", "4", "5", "6", "7", "8", "9", "0"]
+    page.locator("[data-item]").first.click()
+    page.keyboard.press("v")
+    page.keyboard.press("0")
+    _saved(page, 1)
+    assert page.locator("#item-1 input[name=label-1]:checked").get_attribute("value") == "l10"
+    judgment = Judgment.objects.get(round__position=1, label__isnull=False)
+    assert judgment.label.value == "l10"
+
+
+def test_a_long_word_in_the_reference_stays_on_a_phones_screen(live_server, browser):
+    campaign = _ten_label_campaign("See " + "https://example.org/" + "a" * 60 + " for the plot.")
+    context = browser.new_context(
+        viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True
+    )
+    page = context.new_page()
+    page.goto(live_server.url + reverse("join", kwargs={"token": join_token(campaign.id)}))
+    page.get_by_role("button", name="Start").click()
+    page.get_by_role("link", name="Start").click()
+    page.get_by_role("button", name="Submit round").wait_for()
+    assert page.evaluate(PAGE_WIDER_THAN_SCREEN) <= 0
+    context.close()

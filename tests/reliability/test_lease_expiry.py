@@ -91,11 +91,13 @@ def test_a_vanished_workers_units_go_to_another_and_the_late_submit_is_refused()
         headers={"HX-Request": "true", "X-Worker-Form": form_token(a.token_nonce)},
     )
     late_submit = _submit(a_client, a, a_token, 2)
-    for response in (late_click, late_submit):
+    # The click (htmx) loads the round's address, which is the whole page that says why.
+    round_2 = _url("worker-round", a_token, position=2)
+    assert late_click.status_code == 410 and late_click["HX-Redirect"] == round_2
+    for response in (a_client.get(round_2), late_submit):
         assert response.status_code == 410
-        assert b"expired after" in response.content and b"Rounds you submitted are kept" in (
-            response.content
-        )
+        assert b"expired after" in response.content
+        assert b"The rounds you submitted are recorded" in response.content
     assert not Round.objects.filter(assignment=a, position=2, submitted_at__isnull=False).exists()
     # The round A did submit stays, and its replay still lands where it did.
     assert _submit(a_client, a, a_token, 1).status_code == 302

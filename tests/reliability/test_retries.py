@@ -66,7 +66,9 @@ def test_every_request_of_an_assignment_survives_being_sent_twice():
     code = assignment.completion_code
     assert assignment.state == "submitted" and code
     last = reverse("worker-round-submit", kwargs={"token": token, "position": positions[-1]})
-    assert client.post(last, _answers(assignment, label="negative"))["Location"].endswith("/done/")
+    # Other answers than the submitted ones: the worker is told those are kept.
+    other = client.post(last, _answers(assignment, label="negative"))
+    assert other["Location"].endswith("/done/?notice=submitted-before")
     assignment.refresh_from_db()
     assert assignment.completion_code == code
     judgments = Judgment.objects.filter(round__assignment=assignment)
@@ -91,10 +93,12 @@ def test_an_htmx_submit_sent_twice_leads_to_the_same_round_served_once():
     first = client.post(submit, _answers(assignment), headers=headers)
     served_at = assignment.rounds.get(position=2).served_at
     replay = client.post(submit, _answers(assignment, label="negative"), headers=headers)
-    # The first answer held the next round; the replay's sends the browser to it.
+    # The first answer held the next round; the replay's sends the browser to it, saying
+    # that the first answers are kept (the replay's differ).
     next_round = reverse("worker-round", kwargs={"token": token, "position": 2})
     assert first.status_code == 200 and first["HX-Push-Url"] == next_round
-    assert replay.status_code == 200 and replay["HX-Redirect"] == next_round
+    assert replay.status_code == 200
+    assert replay["HX-Redirect"] == next_round + "?notice=submitted-before"
     assert served_at is not None and client.get(next_round).status_code == 200
     assert assignment.rounds.get(position=2).served_at == served_at  # its clock kept
     assert Judgment.objects.filter(round__position=2).count() == 3

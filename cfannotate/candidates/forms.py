@@ -7,12 +7,13 @@ from cfannotate.candidates.models import CandidateSource, CandidateStatus, Contr
 from cfannotate.candidates.selectors import CandidateFilters
 from cfannotate.core.api_lists import MAX_ID
 from cfannotate.core.form_numbers import StrictFloatField, StrictIntegerField
+from cfannotate.core.upload_handlers import OneFileFormField
 
 FLUENCY_BOUND = 1_000.0  # far beyond any log-probability difference of a sentence
 
 
 class CandidateImportForm(forms.Form):
-    file = forms.FileField(
+    file = OneFileFormField(
         help_text="CSV with a header, or JSONL: original_id, text, optional intended_label."
     )
     score_fluency = forms.BooleanField(
@@ -24,7 +25,7 @@ class CandidatePredictionsForm(forms.Form):
     """The researcher's own predicted labels; `predictions.candidate_predictions_upload`
     reads and checks the file."""
 
-    file = forms.FileField(
+    file = OneFileFormField(
         help_text="CSV with a header, or JSONL: id (the candidate's), label, optional "
         "confidence (0 to 1; default 1)."
     )

@@ -8,13 +8,16 @@ say how large the file was. Views opt in with `@limit_uploads` (HTML) or
 request body, which is why the CSRF check moves inside (Django's documented way).
 
 A request may also carry several files under one name, of which Django keeps the last;
-`one_upload` (pages) and `OneFileField` (API) refuse it instead of dropping the others.
+`one_upload` (pages), `OneFileFormField` (forms) and `OneFileField` (API) refuse it instead
+of dropping the others.
 """
 
 from collections.abc import Callable
 from functools import wraps
 
+from django import forms
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import UploadedFile
 from django.core.files.uploadhandler import TemporaryFileUploadHandler
 from django.http import HttpRequest, HttpResponse
@@ -105,3 +108,23 @@ class OneFileField(serializers.FileField):
         if isinstance(data, list):
             raise serializers.ValidationError(_several_files(len(data)))
         return super().to_internal_value(data)
+
+
+class _OneFileInput(forms.ClearableFileInput):
+    """Hands the field every file sent under its name, so that several can be refused
+    (Django's widget keeps the last one without a word)."""
+
+    def value_from_datadict(self, data, files, name):
+        uploads = files.getlist(name) if hasattr(files, "getlist") else []
+        return uploads if len(uploads) > 1 else super().value_from_datadict(data, files, name)
+
+
+class OneFileFormField(forms.FileField):
+    """A form's file, refused when the request carries several under its name."""
+
+    widget = _OneFileInput
+
+    def to_python(self, data):
+        if isinstance(data, list):
+            raise ValidationError(_several_files(len(data)), code="several")
+        return super().to_python(data)

@@ -3,14 +3,15 @@
 from django import forms
 
 from cfannotate.core.form_numbers import StrictFloatField, StrictIntegerField, plain_int
+from cfannotate.core.upload_handlers import OneFileFormField
 from cfannotate.evaluation import services
 from cfannotate.evaluation.models import EvaluationKind
 
 
 class EvaluationRunForm(forms.Form):
     kind = forms.ChoiceField(choices=EvaluationKind.choices)
-    predictions = forms.FileField(required=False, help_text="JSONL of the model's predictions.")
-    training = forms.FileField(required=False, help_text="JSONL of {text, context?, label}.")
+    predictions = OneFileFormField(required=False, help_text="JSONL of the model's predictions.")
+    training = OneFileFormField(required=False, help_text="JSONL of {text, context?, label}.")
     n = StrictIntegerField(required=False, min_value=1)
     m = StrictIntegerField(required=False, min_value=1)
     test_fraction = StrictFloatField(

@@ -245,6 +245,20 @@ def test_upload_form_imports_and_reloads_the_page(client, researcher, import_cam
     assert "Imported 1 candidates for 1 originals" in page
 
 
+def test_the_upload_forms_refuse_two_files_in_one_post(client, researcher, import_campaign):
+    """Django's file input keeps the last of two files without a word."""
+    client.force_login(researcher)
+    for name in ("candidate-import", "candidate-predictions"):
+        response = client.post(
+            reverse(name, args=[import_campaign.id]),
+            {"file": [_upload(IMPORT_CSV), _upload(IMPORT_CSV, "other.csv")]},
+            HTTP_HX_REQUEST="true",
+        )
+        assert response.status_code == 400
+        assert "Send one file at a time; this request has 2" in response.content.decode()
+    assert not Candidate.objects.exists()
+
+
 def test_upload_form_shows_row_errors_in_place(client, researcher, import_campaign):
     client.force_login(researcher)
     url = reverse("candidate-import", args=[import_campaign.id])

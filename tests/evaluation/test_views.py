@@ -202,3 +202,18 @@ def test_seeds_and_sizes_in_other_digits_are_refused(client, researcher, campaig
     assert size.status_code == 400
     assert "n: Enter a whole number. Use digits, e.g. 12." in size.content.decode()
     assert not Evaluation.objects.exists()
+
+
+def test_two_prediction_files_in_one_post_are_refused(client, researcher, labeled):
+    client.force_login(researcher)
+    predictions = exact_predictions(labeled)
+    response = client.post(
+        reverse("evaluation-run", args=[labeled.campaign.id]),
+        {
+            "kind": "table2",
+            "predictions": [jsonl("p.jsonl", predictions), jsonl("q.jsonl", predictions)],
+        },
+        HTTP_HX_REQUEST="true",
+    )
+    assert "Send one file at a time; this request has 2" in response.content.decode()
+    assert not Evaluation.objects.exists()

@@ -4,10 +4,11 @@ feedback, rounds by mouse and by keyboard, a reload in the middle, the completio
 import pytest
 from django.urls import reverse
 
+from cfannotate.campaigns.models import Campaign, CampaignStatus
 from cfannotate.core.worker_tokens import join_token
 from cfannotate.labeling.models import Assignment, AssignmentState, Judgment, Round
 from tests.browser.conftest import htmx_ready
-from tests.factories import make_labeling_campaign
+from tests.factories import make_campaign, make_labeling_campaign, make_original, make_unit
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -96,16 +97,26 @@ def _key_hint(page) -> str:
     )
 
 
-def test_the_round_page_fits_a_phone(live_server, browser):
-    campaign = make_labeling_campaign(units=2, rounds_per_assignment=1)
-    context = browser.new_context(
-        viewport={"width": 360, "height": 740}, is_mobile=True, has_touch=True
+def _phone(browser, width: int, height: int):
+    """A browser context the size of a phone, with a touch screen."""
+    return browser.new_context(
+        viewport={"width": width, "height": height}, is_mobile=True, has_touch=True
     )
-    page = context.new_page()
+
+
+def _first_round(page, live_server, campaign) -> None:
+    """Join through the campaign's link, past the instructions, to the first round."""
     page.goto(live_server.url + reverse("join", kwargs={"token": join_token(campaign.id)}))
     page.get_by_role("button", name="Start").click()
     page.get_by_role("link", name="Start").click()
     page.get_by_role("button", name="Submit round").wait_for()
+
+
+def test_the_round_page_fits_a_phone(live_server, browser):
+    campaign = make_labeling_campaign(units=2, rounds_per_assignment=1)
+    context = _phone(browser, 360, 740)
+    page = context.new_page()
+    _first_round(page, live_server, campaign)
     assert page.evaluate(PAGE_WIDER_THAN_SCREEN) <= 0
     # Every choice is a labelled radio button a screen reader can name.
     assert page.get_by_role("radiogroup").count() == 6
@@ -406,9 +417,6 @@ def test_keys_pressed_while_a_round_is_sent_change_nothing(live_server, page, an
 
 def _ten_label_campaign(text: str):
     """An open custom campaign of ten labels, one unit on an original reading `text`."""
-    from cfannotate.campaigns.models import Campaign, CampaignStatus
-    from tests.factories import make_campaign, make_original, make_unit
-
     labels = [{"value": f"l{n}", "display_name": f"Label number {n}"} for n in range(1, 11)]
     campaign = make_campaign(
         task_type="custom",
@@ -427,10 +435,7 @@ def _ten_label_campaign(text: str):
 def test_the_tenth_label_is_key_0_and_no_key_picks_another(live_server, page):
     """The page showed "10" beside the tenth label, and pressing 1 then 0 saved the first."""
     campaign = _ten_label_campaign("The plot is fine.")
-    page.goto(live_server.url + reverse("join", kwargs={"token": join_token(campaign.id)}))
-    page.get_by_role("button", name="Start").click()
-    page.get_by_role("link", name="Start").click()
-    page.get_by_role("button", name="Submit round").wait_for()
+    _first_round(page, live_server, campaign)
     htmx_ready(page)
     hints = page.locator("#item-1 kbd").all_inner_texts()
     assert hints == ["1", "2", "3", "4", "5", "6", "7", "8", "9", "0"]
@@ -445,13 +450,8 @@ def test_the_tenth_label_is_key_0_and_no_key_picks_another(live_server, page):
 
 def test_a_long_word_in_the_reference_stays_on_a_phones_screen(live_server, browser):
     campaign = _ten_label_campaign("See " + "https://example.org/" + "a" * 60 + " for the plot.")
-    context = browser.new_context(
-        viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True
-    )
+    context = _phone(browser, 390, 844)
     page = context.new_page()
-    page.goto(live_server.url + reverse("join", kwargs={"token": join_token(campaign.id)}))
-    page.get_by_role("button", name="Start").click()
-    page.get_by_role("link", name="Start").click()
-    page.get_by_role("button", name="Submit round").wait_for()
+    _first_round(page, live_server, campaign)
     assert page.evaluate(PAGE_WIDER_THAN_SCREEN) <= 0
     context.close()

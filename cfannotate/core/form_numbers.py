@@ -9,7 +9,8 @@ exponent for floats, which number inputs may send). Use them in place of Django'
 
 and in a ModelForm, `Meta.formfield_callback = strict_formfield` for the model's fields.
 Numbers read from a POST by hand: `plain_int(text)` and `is_digits(text)`, not int() or
-str.isdigit().
+str.isdigit(). The API's request bodies check text sent for a number with
+`written_number_problem` (core.api_input.BodySerializer).
 """
 
 import re
@@ -27,6 +28,13 @@ _PLAIN_FLOAT = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?"
 INTEGER_MESSAGE = "Enter a whole number. Use digits, e.g. 12."
 NUMBER_MESSAGE = "Enter a number. Use digits, e.g. 0.5."
 DECIMAL_MESSAGE = "Enter a number. Use digits, e.g. 0.50."
+
+
+_KINDS = {
+    "integer": (_PLAIN_INTEGER, INTEGER_MESSAGE),
+    "float": (_PLAIN_FLOAT, NUMBER_MESSAGE),
+    "decimal": (_PLAIN_DECIMAL, DECIMAL_MESSAGE),
+}
 
 
 def plain_int(text: str) -> int | None:
@@ -47,6 +55,16 @@ def is_digits(text: str) -> bool:
     """Whether `text` is ASCII digits alone (an id, a count). str.isdigit() is also true for
     "١٢", which int() reads as 12, and for "²", which int() refuses."""
     return text.isascii() and text.isdigit()
+
+
+def written_number_problem(value, kind: str) -> str | None:
+    """What is wrong with `value`, text a client sent for a number of `kind` ("integer",
+    "float" or "decimal"), or None when it is a plain ASCII number or not text at all (a
+    JSON number is a number already)."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    pattern, message = _KINDS[kind]
+    return None if pattern.fullmatch(value.strip()) else message
 
 
 def _check_plain(value, pattern: re.Pattern, message: str) -> None:

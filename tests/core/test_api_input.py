@@ -92,3 +92,34 @@ def test_a_gold_items_unknown_key_is_named_where_it_is(api_client, campaign):
     )
     assert response.status_code == 400
     assert list(response.json()["fields"]) == ["items.0.lable"]
+
+
+def test_ids_written_other_than_in_plain_digits_are_refused_and_nothing_changes(
+    api_client, campaign
+):
+    candidate = make_candidate(make_original(campaign))
+    url = f"/api/campaigns/{campaign.id}/candidates/review/"
+
+    response = api_client.post(url, {"accept": [str(candidate.pk), "1_0"]}, format="json")
+    assert response.status_code == 400
+    assert response.json()["fields"] == {"accept.1": ["Enter a whole number. Use digits, e.g. 12."]}
+    candidate.refresh_from_db()
+    assert candidate.status == CandidateStatus.GENERATED
+
+    # A plain number as text is what a form would send: taken, as DRF takes it.
+    assert api_client.post(url, {"accept": [str(candidate.pk)]}, format="json").status_code == 200
+    candidate.refresh_from_db()
+    assert candidate.status == CandidateStatus.SELECTED
+
+
+def test_a_number_in_another_script_is_named_beside_an_unknown_key(api_client, campaign):
+    response = api_client.post(
+        f"/api/campaigns/{campaign.id}/generation/start/",
+        {"chunk_size": "\u0661\u0662", "chunk": 3},
+        format="json",
+    )
+    assert response.status_code == 400
+    fields = response.json()["fields"]
+    assert fields["chunk_size"] == ["Enter a whole number. Use digits, e.g. 12."]
+    assert fields["chunk"][0].startswith("Not a field of this request")
+    assert not campaign.runs.exists()

@@ -61,6 +61,10 @@ def test_table3_runs_with_its_sizes(api_client, evaluable):
         ({"kind": "table3", "seeds": [1180591620717411303424]}, "seeds.0"),
         ({"kind": "table3", "n": 10**9}, "n"),
         ({"kind": "table3", "m": 10**9}, "m"),
+        # int() and float() read these; a person did not mean them.
+        ({"kind": "table3", "m": "1_0"}, "m"),
+        ({"kind": "table3", "test_fraction": "\u0660.\u0665"}, "test_fraction"),
+        ({"kind": "table3", "seeds": [3, "\u0661"]}, "seeds.1"),
     ],
 )
 def test_bad_input_is_a_400_with_field_errors(api_client, campaign, payload, field):

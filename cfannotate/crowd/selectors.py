@@ -225,8 +225,9 @@ class SessionFacts:
     # For a worker new to the task: other workers hold every open round now, and when
     # some may come back (empty otherwise). Said before Start, not after it.
     all_taken: str = ""
-    # For a worker new to the task: it has nothing more for anyone (finished, or every
-    # unit fully judged), in words; empty otherwise. Said instead of the numbers and Start.
+    # For a worker new to the task: it has nothing for anyone now (finished, paused, not
+    # open yet, or every unit fully judged), in words; empty otherwise. Said instead of
+    # the numbers and Start.
     no_work_left: str = ""
 
 

@@ -82,12 +82,13 @@ def units_unfinished(campaign: Campaign, worker: "Worker | None" = None):
 
 
 def no_work_for_a_new_worker(campaign: Campaign) -> NoWorkLeft | None:
-    """Why `assignment_start` would give a worker new to this task nothing, now or later
-    (the task is finished, or every unit has all its judgments), to say before they start;
-    None while there may be work. A paused task is not said here: it may open again."""
-    if campaign.status == CampaignStatus.FINISHED:
+    """Why `assignment_start` would give a worker new to this task nothing (the task is
+    finished, paused or not open yet, or every unit has all its judgments), to say before
+    they start rather than after a click on Start; None while there may be work. A paused
+    task says it may open again."""
+    if campaign.status != CampaignStatus.LABELING:
         return _not_open(campaign)
-    if campaign.status == CampaignStatus.LABELING and not units_unfinished(campaign).exists():
+    if not units_unfinished(campaign).exists():
         return NoWorkLeft(NO_WORK_LEFT, come_back=NO_NEED)
     return None
 

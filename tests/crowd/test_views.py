@@ -296,6 +296,27 @@ def test_the_entry_page_says_when_the_task_has_no_work_left_instead_of_start(cli
     assert ">Start<" in holder.get(_join_url(campaign)).content.decode()
 
 
+@pytest.mark.parametrize(
+    ("status", "says"),
+    [
+        ("paused", "Come back later: the researcher has paused it and may open it again."),
+        ("review", "Come back later: it opens once the researcher has prepared it."),
+    ],
+)
+def test_the_entry_page_of_a_task_not_open_says_so(client, campaign, status, says):
+    holder = Client()
+    assert holder.post(_join_url(campaign)).status_code == 302
+    Campaign.objects.filter(pk=campaign.pk).update(status=status)
+    response = client.get(_join_url(campaign))
+    page = _visible_text(response)
+    assert "This task is not open for labeling" in page and says in page
+    assert ">Start<" not in response.content.decode() and "rounds" not in page
+    assert client.post(_join_url(campaign)).status_code == 409  # what Start would say
+    assert ">Start<" in holder.get(_join_url(campaign)).content.decode()  # resumes
+    Campaign.objects.filter(pk=campaign.pk).update(status="labeling")
+    assert ">Start<" in client.get(_join_url(campaign)).content.decode()  # open again
+
+
 def test_a_personal_link_and_a_preview_say_there_is_no_work_left(client, campaign):
     from tests.crowd.conftest import entry_path, make_mturk_publication
 

@@ -18,5 +18,6 @@ urlpatterns = [
         views.round_submit,
         name="worker-round-submit",
     ),
+    path("<str:token>/keep/", views.lease_keep, name="worker-lease-keep"),
     path("<str:token>/done/", views.done, name="worker-done"),
 ]

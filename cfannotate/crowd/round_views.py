@@ -153,6 +153,8 @@ def _resume_code(assignment: Assignment) -> str:
 def _context(assignment: Assignment, token: str, **extra) -> dict:
     template = template_for(assignment.campaign.task_type)
     return {
+        # The page warns before the lease runs out (worker_base.html, worker.js).
+        "lease_seconds": rounds.lease_seconds_left(assignment),
         "resume_code": _resume_code(assignment),
         "assignment": assignment,
         "campaign": assignment.campaign,
@@ -285,6 +287,17 @@ def item_save(
     return TemplateResponse(
         request, "labeling/round.html#save-status", {"item": item, "complete": saved.complete}
     )
+
+
+@worker_view
+@require_POST
+def lease_keep(request: HtmxHttpRequest, assignment: Assignment, *, token: str):
+    """The worker's "I'm still here": they renew their lease before it runs out (htmx; without
+    JavaScript there is no warning, and any answer renews it anyway)."""
+    rounds.assignment_keep(assignment=assignment)
+    if not request.htmx:
+        return redirect(_next_url(assignment, token))
+    return HttpResponse(status=204)
 
 
 @worker_view

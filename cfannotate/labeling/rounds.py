@@ -364,6 +364,29 @@ def _under_lock(assignment: Assignment, now: datetime, body: Callable[[Assignmen
         return body(assignment_lock(assignment=assignment, now=now))
 
 
+def assignment_keep(*, assignment: Assignment, now: datetime | None = None) -> datetime:
+    """The worker says they are still there, before their lease runs out (the page warns
+    them): renew it, as any answer would. Returns when it ends now. An assignment that
+    ended raises as any write to it does."""
+    now = now or timezone.now()
+
+    def keep(locked: Assignment) -> datetime:
+        raise_if_expired(locked)
+        if locked.state != AssignmentState.ACTIVE:
+            raise Conflict("This assignment is already submitted: there is nothing to keep.")
+        return locked.lease_expires_at
+
+    return _under_lock(assignment, now, keep)
+
+
+def lease_seconds_left(assignment: Assignment, now: datetime | None = None) -> int:
+    """Whole seconds until an active assignment's lease runs out (0 for any other)."""
+    if assignment.state != AssignmentState.ACTIVE:
+        return 0
+    left = (assignment.lease_expires_at - (now or timezone.now())).total_seconds()
+    return max(0, int(left))
+
+
 # --- Serving -------------------------------------------------------------------------------
 
 
@@ -634,9 +657,21 @@ def round_submit(
     if isinstance(result, SubmitOutcome):
         return result
     # Outside the transaction: the answers given so far stay saved.
-    raise InvalidInput(
-        "Answer every counterfactual before submitting: Valid or Invalid, and a label.",
-        fields=result,
+    raise InvalidInput(_missing_message(result), fields=result)
+
+
+def _missing_message(missing: dict[str, list[str]]) -> str:
+    """Which counterfactuals a refused submit lacks answers for, in words (not only in
+    the red borders: a screen reader does not read a colour)."""
+    indices = sorted({int(key.partition("-")[2]) for key in missing})
+    numbers = [str(index) for index in indices]
+    if len(numbers) == 1:
+        which = f"edited version {numbers[0]} still needs"
+    else:
+        which = f"edited versions {', '.join(numbers[:-1])} and {numbers[-1]} still need"
+    return (
+        f"Answer every counterfactual before submitting: {which} an answer "
+        "(Valid or Invalid, and a label)."
     )
 
 

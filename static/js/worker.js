@@ -1,5 +1,6 @@
-// Keyboard shortcuts, the "complete before submit" hint and round-to-round swaps on a
-// worker's round. The page works without this script: the server saves and checks every
+// Keyboard shortcuts (and their off switch), the "complete before submit" hint, what is
+// read aloud after a click, the warning before the lease runs out, and round-to-round
+// swaps on a worker's pages. The page works without this script: the server saves and checks every
 // answer, and the form posts as a plain form.
 //
 // htmx submits the round and swaps the next one into <main>, so every listener here is
@@ -35,12 +36,47 @@
 
   function refresh(form) {
     var missing = incomplete(form);
-    var remaining = form.querySelector("[data-remaining]");
-    var button = form.querySelector("[data-submit]");
-    button.setAttribute("aria-disabled", missing.length ? "true" : "false");
-    remaining.textContent = missing.length
-      ? missing.length + " edited version" + (missing.length > 1 ? "s" : "") + " still to answer"
+    form.querySelector("[data-remaining]").textContent = remainingText(missing.length);
+    items(form).forEach(function (item) { markMissing(item, missing.indexOf(item) >= 0); });
+    if (!missing.length) { form.querySelector("[data-missing-alert]").textContent = ""; }
+  }
+
+  function remainingText(count) {
+    return count
+      ? count + " edited version" + (count > 1 ? "s" : "") + " still to answer"
       : "All answered";
+  }
+
+  // What a counterfactual still lacks, in words; "" when it is complete.
+  function lacking(item) {
+    var valid = answered(item, "valid-");
+    var label = answered(item, "label-");
+    if (!valid && !label) { return "Choose Valid or Invalid, and a label."; }
+    if (!valid) { return "Choose Valid or Invalid."; }
+    return label ? "" : "Choose a label.";
+  }
+
+  // Marks an unanswered counterfactual in words as well as in colour, and each question it
+  // lacks as invalid for assistive technology; unmarks it once it is answered. Only once
+  // the worker tried to submit (`flag`), or to take the mark away: never while they work.
+  function markMissing(item, flag) {
+    var note = item.querySelector("[data-missing-note]");
+    var shown = item.classList.contains("cf-missing");
+    if (!flag && !shown) { return; }
+    var text = flag ? lacking(item) : "";
+    item.classList.toggle("cf-missing", text !== "");
+    if (note) { note.textContent = text; }
+    ["valid", "label"].forEach(function (group) {
+      var element = item.querySelector('[data-group="' + group + '"]');
+      if (!element) { return; }
+      if (text && !answered(item, group + "-")) {
+        element.setAttribute("aria-invalid", "true");
+        element.setAttribute("aria-describedby", note.id);
+      } else {
+        element.removeAttribute("aria-invalid");
+        element.removeAttribute("aria-describedby");
+      }
+    });
   }
 
   // The counterfactual that keys answer: one at a time, marked on the page. It changes
@@ -83,16 +119,128 @@
 
   // A new round on the page (loaded, swapped in, or restored by the Back button).
   function start(form) {
+    showShortcuts();
     refresh(form);
     markCurrent(form, incomplete(form)[0] || items(form)[0]);
   }
 
-  // True when every counterfactual is answered; otherwise marks the missing ones.
+  // True when every counterfactual is answered; otherwise says which are not, marks them
+  // and moves to the first.
   function readyToSubmit(form) {
     var missing = incomplete(form);
-    missing.forEach(function (item) { item.classList.add("cf-missing"); });
-    if (missing.length) { focusItem(form, missing[0]); }
-    return missing.length === 0;
+    if (!missing.length) { return true; }
+    missing.forEach(function (item) { markMissing(item, true); });
+    var numbers = missing.map(function (item) { return items(form).indexOf(item) + 1; });
+    var listed = numbers.length === 1 ? "Edited version " + numbers[0] + " still needs"
+      : "Edited versions " + numbers.slice(0, -1).join(", ") + " and " +
+        numbers[numbers.length - 1] + " still need";
+    say(form.querySelector("[data-missing-alert]"), listed + " an answer before you submit.");
+    focusItem(form, missing[0]);
+    return false;
+  }
+
+  // A choice's words, without its key hint.
+  function choiceName(input) {
+    return Array.prototype.filter.call(input.closest("label").childNodes, function (node) {
+      return node.nodeType === Node.TEXT_NODE;
+    }).map(function (node) { return node.textContent; }).join(" ").replace(/\s+/g, " ").trim();
+  }
+
+  // Puts `text` in a live region so that it is read even when it is the same as before.
+  function say(region, text) {
+    region.textContent = "";
+    window.setTimeout(function () { region.textContent = text; }, 50);
+  }
+
+  // After a click was saved: one line for assistive technology, in the round's one status
+  // region (a status element swapped in already filled is not reliably read).
+  function announceSave(form, item) {
+    if (item.querySelector(".save-error")) { return; }  // an alert says that itself
+    var chosen = Array.prototype.map.call(item.querySelectorAll("input:checked"), choiceName);
+    var name = "Edited version " + (items(form).indexOf(item) + 1);
+    var still = incomplete(form).length;
+    say(form.querySelector("[data-announcer]"), name + ": " + chosen.join(", ") + ", saved. " +
+      (lacking(item) || (still ? remainingText(still) + "." : "All answered: you can submit.")));
+  }
+
+  // The one-key shortcuts can be turned off (a speech-input or screen-reader user's keys
+  // would answer a counterfactual): remembered in this browser where it lets the page
+  // store anything (a platform's frame may not), for this page otherwise.
+  var SHORTCUTS_STORED = "cfannotate-shortcuts";
+  var shortcutsOn = (function () {
+    try { return window.localStorage.getItem(SHORTCUTS_STORED) !== "off"; }
+    catch (error) { return true; }
+  }());
+
+  function showShortcuts() {
+    document.body.classList.toggle("shortcuts-off", !shortcutsOn);
+    document.querySelectorAll("[data-shortcuts-toggle]").forEach(function (toggle) {
+      toggle.hidden = false;
+      toggle.querySelector("input").checked = shortcutsOn;
+    });
+  }
+
+  function setShortcuts(on) {
+    shortcutsOn = on;
+    try { window.localStorage.setItem(SHORTCUTS_STORED, on ? "on" : "off"); }
+    catch (error) { /* kept for this page only */ }
+    showShortcuts();
+  }
+
+  // The assignment ends after the campaign's lease without any answer: shortly before,
+  // the page says so and offers to keep it (WCAG 2.2.1); any answer renews it too. At
+  // the end the page reloads, which shows that the assignment ended and what to do.
+  var WARN_AT_MOST_SECONDS = 300;
+  var lease = { warn: null, end: null, focus: null };
+
+  function leaseBox() {
+    return document.querySelector("[data-lease]");
+  }
+
+  function leaseSchedule(seconds) {
+    var box = leaseBox();
+    if (!box) { return; }
+    window.clearTimeout(lease.warn);
+    window.clearTimeout(lease.end);
+    box.hidden = true;
+    box.querySelector("[data-lease-text]").textContent = "";
+    var before = Math.min(WARN_AT_MOST_SECONDS, Number(box.dataset.leaseMinutes) * 30);
+    var endsAt = Date.now() + seconds * 1000;
+    lease.warn = window.setTimeout(function () { leaseWarn(box, endsAt); },
+      Math.max(0, seconds - before) * 1000);
+    lease.end = window.setTimeout(function () { window.location.reload(); },
+      (seconds + 2) * 1000);
+  }
+
+  function leaseWarn(box, endsAt) {
+    var left = (endsAt - Date.now()) / 1000;
+    var when = left < 60 ? "In less than a minute"
+      : "In about " + Math.round(left / 60) + " minute" + (Math.round(left / 60) > 1 ? "s" : "");
+    var at = new Date(endsAt).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+    lease.focus = document.activeElement;
+    box.hidden = false;
+    box.querySelector("[data-lease-text]").textContent = "You have not answered anything " +
+      "for a while. " + when + " (at " + at + "), this assignment ends and its rounds go " +
+      "to other workers; the rounds you submitted are recorded.";
+  }
+
+  function leaseFull() {
+    var box = leaseBox();
+    if (box) { leaseSchedule(Number(box.dataset.leaseMinutes) * 60); }
+  }
+
+  function onKept(event) {
+    if (!event.detail.successful) {
+      window.location.reload();  // the assignment ended meanwhile: the page says so
+      return;
+    }
+    var back = lease.focus;
+    leaseFull();
+    if (back && document.contains(back) && back !== document.body) {
+      back.focus({ preventScroll: true });
+    } else {
+      (document.getElementById("round-title") || document.getElementById("main")).focus();
+    }
   }
 
   function onKey(event) {
@@ -107,6 +255,7 @@
       if (key === "enter" || KEYS.test(key)) { event.preventDefault(); }
       return;
     }
+    if (!shortcutsOn) { return; }
     if (key === "j") { move(form, 1); }
     else if (key === "k") { move(form, -1); }
     else if (key === "enter" && tag !== "BUTTON" && tag !== "A") {
@@ -133,6 +282,7 @@
   document.addEventListener("change", function (event) {
     var form = roundForm();
     if (form && form.contains(event.target)) { refresh(form); }
+    if (event.target.closest("[data-shortcuts-toggle]")) { setShortcuts(event.target.checked); }
   });
   // Without htmx the browser posts the form; with it, htmx asks first (beforeRequest).
   document.addEventListener("submit", function (event) {
@@ -163,7 +313,17 @@
     if (event.detail.elt === roundForm()) { sending = event.detail.elt; }
   });
   document.addEventListener("htmx:afterRequest", function (event) {
-    if (event.detail.elt === sending) { sending = null; }
+    var elt = event.detail.elt;
+    if (elt === sending) { sending = null; }
+    if (elt.matches && elt.matches("[data-lease-keep]")) { onKept(event); return; }
+    if (!event.detail.successful) { return; }
+    leaseFull();  // every answer renews the lease
+    // A click saved (its status is swapped in by now): say so, since the status shown
+    // beside the counterfactual is not read.
+    var form = roundForm();
+    if (form && elt.matches && elt.matches("[data-item]") && form.contains(elt)) {
+      announceSave(form, elt);
+    }
   });
   document.addEventListener("htmx:responseError", onFailure);
   document.addEventListener("htmx:sendError", onFailure);
@@ -182,5 +342,8 @@
   document.addEventListener("DOMContentLoaded", function () {
     var form = roundForm();
     if (form) { start(form); }
+    showShortcuts();
+    var box = leaseBox();
+    if (box) { leaseSchedule(Number(box.dataset.leaseSeconds)); }
   });
 })();

@@ -92,15 +92,13 @@ def _answer(frame, items=3):
     frame.get_by_role("button", name="Submit round").click()
 
 
-def test_a_worker_does_a_hit_inside_mturks_frame(live_server, browser, fake_mturk):
+def _do_the_hit(live_server, page, fake_mturk):
+    """The whole HIT in MTurk's frame, up to the completion page; returns the frame."""
     publication = _publication()
     path = entry_path(publication, **mturk_params(submit=fake_mturk.origin))
     fake_mturk.task_url = live_server.url + path
     assert "localhost" in live_server.url  # another site than the fake MTurk (127.0.0.1)
-    context = browser.new_context()
-    page = context.new_page()
-    errors = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.clock.install()  # time runs as usual until the test moves it on
     page.goto(fake_mturk.origin + "/hit")
     frame = page.frame_locator("#task")
 
@@ -111,12 +109,22 @@ def test_a_worker_does_a_hit_inside_mturks_frame(live_server, browser, fake_mtur
     frame.get_by_role("link", name="Continue").click()
     frame.get_by_role("heading", name="Round 1 of 1").wait_for()
     _answer(frame)
-
-    # The completion page shows only once everything is stored, then hands the HIT back.
     frame.get_by_role("heading", name="Thank you, all rounds are submitted").wait_for()
+    return frame
+
+
+def test_a_worker_does_a_hit_inside_mturks_frame(live_server, browser, fake_mturk):
+    context = browser.new_context()
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    # The completion page shows only once everything is stored, then hands the HIT back.
+    frame = _do_the_hit(live_server, page, fake_mturk)
     assignment = Assignment.objects.get()
     assert assignment.state == AssignmentState.SUBMITTED
     assert Judgment.objects.filter(round__assignment=assignment, label=None).count() == 0
+    frame.get_by_text("Sending your work to the platform in 10 seconds.").wait_for()
+    page.clock.fast_forward("00:11")
     frame.locator("#received").wait_for(timeout=10_000)
     assert fake_mturk.submissions == [
         {
@@ -128,6 +136,27 @@ def test_a_worker_does_a_hit_inside_mturks_frame(live_server, browser, fake_mtur
     # Nothing relied on a cookie: none was ever set for our site.
     assert [c for c in context.cookies() if "localhost" in c["domain"]] == []
     assert errors == []
+    context.close()
+
+
+def test_a_worker_may_stay_on_the_completion_page_and_hand_back_by_hand(
+    live_server, browser, fake_mturk
+):
+    """The hand-back is timed (WCAG 2.2.1): the worker can turn it off and read on."""
+    context = browser.new_context()
+    page = context.new_page()
+    frame = _do_the_hit(live_server, page, fake_mturk)
+    frame.get_by_role("button", name="Stay on this page").click()
+    frame.get_by_text("You stay on this page").wait_for()
+    page.clock.fast_forward("01:00")
+    page.wait_for_timeout(300)
+    assert fake_mturk.submissions == []
+    assert frame.get_by_role("button", name="Stay on this page").is_hidden()
+    submit = frame.get_by_role("button", name="Submit the HIT")
+    assert submit.evaluate("button => button === document.activeElement")
+    submit.click()
+    frame.locator("#received").wait_for(timeout=10_000)
+    assert len(fake_mturk.submissions) == 1
     context.close()
 
 

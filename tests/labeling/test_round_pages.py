@@ -133,6 +133,24 @@ def test_an_incomplete_submit_shows_the_round_again_with_what_is_missing(client,
     page = response.content.decode()
     assert "Answer every counterfactual" in page and "cf-missing" in page
     assert re.search(r'name="valid-3" value="valid"[^>]*checked', page)  # nothing lost
+    # In words, not only in red: which version lacks what, tied to the question lacking it.
+    assert "edited version 3 still needs an answer" in page
+    assert '<p class="cf-missing-note" id="missing-3" data-missing-note>Choose a label.</p>' in page
+    assert (
+        'aria-label="Label of edited version 3" data-group="label" aria-invalid="true" '
+        'aria-describedby="missing-3">' in page
+    )
+    assert 'aria-label="Is edited version 3 valid?" data-group="valid">' in page
+    assert page.count('aria-invalid="true"') == 1
+
+
+def test_each_labels_description_is_read_with_its_choice(client, assignment):
+    label = assignment.campaign.labels.get(value="positive")
+    label.description = "The review likes the film."
+    label.save()
+    page = client.get(_round_url(assignment, 1)).content.decode()
+    assert f'<span id="label-help-{label.id}">The review likes the film.</span>' in page
+    assert page.count(f'aria-describedby="label-help-{label.id}"') == 3  # one per version
 
 
 def test_double_submit_and_out_of_order_posts(client, assignment):
@@ -359,3 +377,52 @@ def test_the_invitation_page_says_all_rounds_are_taken_before_start(client):
     campaign.status = "paused"
     campaign.save(update_fields=["status"])
     assert "data-all-taken" not in Client().get(url).content.decode()
+
+
+def _keep(client, assignment, *, token=None, htmx=True):
+    url = reverse("worker-lease-keep", kwargs={"token": _token(assignment)})
+    headers = {"X-Worker-Form": token or form_token(assignment.token_nonce)}
+    if htmx:
+        headers["HX-Request"] = "true"
+    return client.post(url, headers=headers)
+
+
+def test_still_here_renews_the_lease_and_the_pages_say_when_it_ends(client, assignment):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    page = client.get(_round_url(assignment, 1)).content.decode()
+    lease = assignment.campaign.lease_minutes
+    seconds = int(re.search(r'data-lease-seconds="(\d+)"', page).group(1))
+    assert lease * 60 - 5 <= seconds <= lease * 60
+    assert f'data-lease-minutes="{lease}"' in page
+    soon = timezone.now() + timedelta(minutes=2)
+    Assignment.objects.filter(pk=assignment.pk).update(lease_expires_at=soon)
+
+    response = _keep(client, assignment)
+    assert response.status_code == 204
+    assignment.refresh_from_db()
+    assert assignment.lease_expires_at > soon + timedelta(minutes=lease - 3)
+    # Without JavaScript (no warning is shown, but a post still works): back to the task.
+    assert _keep(client, assignment, htmx=False)["Location"] == _round_url(assignment, 1)
+
+
+def test_still_here_refuses_what_any_write_refuses(client, assignment):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    client.get(_round_url(assignment, 1))
+    assert _keep(client, assignment, token="forged").status_code == 403
+    url = reverse("worker-lease-keep", kwargs={"token": _token(assignment)})
+    assert client.get(url).status_code == 405
+    past = timezone.now() - timedelta(seconds=1)
+    Assignment.objects.filter(pk=assignment.pk).update(lease_expires_at=past)
+    expired = _keep(client, assignment)
+    assert expired.status_code == 410
+    assignment.refresh_from_db()
+    assert assignment.state == AssignmentState.EXPIRED
+    assert assignment.lease_expires_at == past  # not renewed
+    # An expired assignment's pages set no timer.
+    assert b"data-lease-seconds" not in client.get(_round_url(assignment, 1)).content

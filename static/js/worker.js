@@ -1,7 +1,7 @@
 // Keyboard shortcuts (and their off switch), the "complete before submit" hint, what is
 // read aloud after a click, the warning before the lease runs out, and round-to-round
-// swaps on a worker's pages. The page works without this script: the server saves and checks every
-// answer, and the form posts as a plain form.
+// swaps on a worker's pages. The page works without this script: the server saves and
+// checks every answer, and the form posts as a plain form.
 //
 // htmx submits the round and swaps the next one into <main>, so every listener here is
 // on the document and looks the current form up when it runs.

@@ -9,8 +9,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models import OuterRef, Subquery
 
 from cfannotate.campaigns.models import Campaign, Original
+from cfannotate.core.bulk import rows_update
 from cfannotate.core.exceptions import InvalidInput
 from cfannotate.core.text import counted
 
@@ -70,10 +72,14 @@ def originals_prioritize(
     with transaction.atomic():
         for original, score in zip(originals, scores, strict=True):
             original.priority = float(score)
-        Original.objects.bulk_update(originals, ["priority"], batch_size=500)
-        campaign.units.filter(claims=0).update(priority=0.0)
-        for original in originals:
-            original.units.filter(claims=0).update(priority=original.priority)
+        rows_update(Original, ["priority"], [(o.pk, o.priority) for o in originals])
+        # Every unit no worker holds takes its original's priority (an earlier budget
+        # order's included): one UPDATE, as `labeling.ordering` undoes a budget order.
+        campaign.units.filter(claims=0).update(
+            priority=Subquery(
+                Original.objects.filter(pk=OuterRef("original_id")).values("priority")[:1]
+            )
+        )
     return PrioritySummary(
         originals=len(originals),
         source=source,

@@ -8,15 +8,18 @@ predicted flips against diversity.
 """
 
 import functools
+import itertools
 import logging
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple
 
-from django.db import transaction
+from django.db.models import QuerySet
 
 from cfannotate.campaigns.models import Campaign, FlipClassifier, TaskType
 from cfannotate.candidates.models import Candidate, CandidateSource
 from cfannotate.core import tabular
+from cfannotate.core.bulk import batches, key_ranges, rows_update
 from cfannotate.core.exceptions import InvalidInput
 from cfannotate.core.row_report import rows_invalid
 from cfannotate.core.text import counted
@@ -232,46 +235,53 @@ def label_classifier(campaign: Campaign):
     return None
 
 
-def candidates_predict(*, campaign: Campaign, candidates: Sequence[Candidate] | None = None) -> int:
-    """Predict the label of `candidates` (default: the campaign's that have no prediction)
-    with the campaign's classifier and store it. Returns how many were predicted.
+# Candidates predicted and stored together: memory stays flat whatever the campaign's
+# size. A multiple of a model's batch (32), so that the model sees the batches one call
+# over every candidate would give it, and predicts exactly what that call would.
+PREDICTION_PAGE = 4096
+# Originals whose unpredicted candidates one query reads (`candidates_predict` of a
+# queryset): the candidates are predicted in (original, id) order, a range at a time.
+ORIGINALS_PER_READ = 1000
+_PREDICTION_FIELDS = ("predicted_label", "predicted_confidence", "prediction_source")
 
-    The built-in baseline predicts each candidate with a model fitted without the
-    candidate's original and its labeled counterfactuals
-    (`generation.label_classifiers.predict_out_of_fold`): fitted with them, it gives a
-    near-copy of x x's label back, and no edit ever looks like a flip.
-    Uploaded predictions are never overwritten by a computed one.
-    """
+
+class _Unpredicted(NamedTuple):
+    """What a classifier reads of a candidate."""
+
+    pk: int
+    text: str
+    context: str  # its original's (pair tasks; "" otherwise)
+    original_id: int
+    candidate: Candidate | None = None  # the object given, to set its prediction on
+
+
+@dataclass(frozen=True)
+class _Predictor:
+    """The campaign's classifier, made ready once for any number of candidates."""
+
+    source: str  # what `prediction_source` says of its predictions
+    # (texts, contexts or None, groups: the originals' ids) -> a prediction or None each
+    predict: Callable[[list[str], list[str] | None, list[str]], list]
+    batch_size: int = 1  # a model's batch: pages are a multiple of it
+
+
+def _predictor(campaign: Campaign) -> _Predictor | None:
+    """The campaign's classifier ready to predict candidates; None where it predicts
+    nothing. The built-in baseline's out-of-fold check is stored on the campaign here
+    (`baseline_check_note`); a model that cannot be used is InvalidInput
+    (`label_classifier`)."""
     from generation.label_classifiers import BASELINE, check_out_of_fold, predict_out_of_fold
 
-    if campaign.flip_classifier in (FlipClassifier.NONE, FlipClassifier.UPLOADED):
-        return 0
-    rows = list(
-        candidates
-        if candidates is not None
-        else Candidate.objects.filter(campaign=campaign, prediction_source="").select_related(
-            "original"
-        )
-    )
-    rows = [row for row in rows if row.prediction_source != FlipClassifier.UPLOADED]
-    if not rows:
-        return 0
-    texts = [row.text for row in rows]
-    contexts = [row.original.context for row in rows] if campaign.is_pair_task else None
     if campaign.flip_classifier == FlipClassifier.BASELINE:
         training = _baseline_rows(campaign)
         if training is None:
-            return 0
-        source = BASELINE
-        predictions = predict_out_of_fold(
-            training,
-            texts,
-            contexts,
-            [str(row.original_id) for row in rows],
-            sentiment_lexicon=_uses_lexicon(campaign),
-        )
+            return None
+        # One tuple for every page: the fold models are cached by it (fitted once), and
+        # the cache compares a tuple with itself at no cost.
+        training = tuple(training)
+        lexicon = _uses_lexicon(campaign)
         check = check_out_of_fold(
-            training, pair_task=campaign.is_pair_task, sentiment_lexicon=_uses_lexicon(campaign)
+            training, pair_task=campaign.is_pair_task, sentiment_lexicon=lexicon
         )
         campaign.flip_classifier_check = (
             {"right": check.right, "of": check.of, "majority": check.majority} if check else {}
@@ -279,25 +289,97 @@ def candidates_predict(*, campaign: Campaign, candidates: Sequence[Candidate] | 
         Campaign.objects.filter(pk=campaign.pk).update(
             flip_classifier_check=campaign.flip_classifier_check
         )
-    else:
-        classifier = label_classifier(campaign)
-        if classifier is None:
-            return 0
-        source = classifier.source
-        predictions = classifier.predict(texts, contexts)
-    labels = {label.value: label for label in campaign.labels.all()}
-    predicted = []
-    for row, prediction in zip(rows, predictions, strict=True):
-        if prediction is None:
-            continue
-        row.predicted_label = labels[prediction.label]
-        row.predicted_confidence = min(1.0, max(0.0, prediction.confidence))
-        row.prediction_source = source
-        predicted.append(row)
-    Candidate.objects.bulk_update(
-        predicted, ["predicted_label", "predicted_confidence", "prediction_source"], batch_size=500
+        return _Predictor(
+            BASELINE, functools.partial(predict_out_of_fold, training, sentiment_lexicon=lexicon)
+        )
+    classifier = label_classifier(campaign)
+    if classifier is None:
+        return None
+    return _Predictor(
+        classifier.source,
+        lambda texts, contexts, groups: classifier.predict(texts, contexts),
+        getattr(classifier, "batch_size", 1),
     )
-    return len(predicted)
+
+
+def candidates_predict(
+    *, campaign: Campaign, candidates: Sequence[Candidate] | QuerySet | None = None
+) -> int:
+    """Predict the label of `candidates` (default: the campaign's that have no prediction)
+    with the campaign's classifier and store it. Returns how many were predicted.
+
+    `candidates` are Candidate objects (given their prediction in place too), or a
+    queryset, read a range of originals at a time. Either way they are predicted and
+    stored a page at a time, in one UPDATE a page (`core.bulk.rows_update`).
+
+    The built-in baseline predicts each candidate with a model fitted without the
+    candidate's original and its labeled counterfactuals
+    (`generation.label_classifiers.predict_out_of_fold`): fitted with them, it gives a
+    near-copy of x x's label back, and no edit ever looks like a flip.
+    Uploaded predictions are never overwritten by a computed one.
+    """
+    if campaign.flip_classifier in (FlipClassifier.NONE, FlipClassifier.UPLOADED):
+        return 0
+    if candidates is None:
+        candidates = Candidate.objects.filter(campaign=campaign, prediction_source="")
+    if isinstance(candidates, QuerySet):
+        rows = _unpredicted_rows(
+            candidates.exclude(prediction_source=FlipClassifier.UPLOADED), campaign.is_pair_task
+        )
+    else:
+        rows = (
+            _Unpredicted(
+                c.pk, c.text, c.original.context if campaign.is_pair_task else "", c.original_id, c
+            )
+            for c in candidates
+            if c.prediction_source != FlipClassifier.UPLOADED
+        )
+    first = next(rows, None)
+    if first is None:
+        return 0
+    predictor = _predictor(campaign)
+    if predictor is None:
+        return 0
+    labels = {label.value: label for label in campaign.labels.all()}
+    page_size = max(1, PREDICTION_PAGE // predictor.batch_size) * predictor.batch_size
+    predicted = 0
+    for page in batches(itertools.chain([first], rows), page_size):
+        predictions = predictor.predict(
+            [row.text for row in page],
+            [row.context for row in page] if campaign.is_pair_task else None,
+            [str(row.original_id) for row in page],
+        )
+        stored = [
+            (row, labels[prediction.label], min(1.0, max(0.0, prediction.confidence)))
+            for row, prediction in zip(page, predictions, strict=True)
+            if prediction is not None
+        ]
+        rows_update(
+            Candidate,
+            _PREDICTION_FIELDS,
+            [(row.pk, label.pk, confidence, predictor.source) for row, label, confidence in stored],
+        )
+        for row, label, confidence in stored:
+            if row.candidate is not None:
+                row.candidate.predicted_label = label
+                row.candidate.predicted_confidence = confidence
+                row.candidate.prediction_source = predictor.source
+        predicted += len(stored)
+    return predicted
+
+
+def _unpredicted_rows(queryset: QuerySet, pair_task: bool) -> Iterator[_Unpredicted]:
+    """The candidates of `queryset` in (original, id) order, read ORIGINALS_PER_READ
+    originals at a time."""
+    context = ("original__context",) if pair_task else ()
+    for first, last in key_ranges(queryset, "original_id", ORIGINALS_PER_READ):
+        chunk = queryset.filter(original_id__gte=first, original_id__lte=last).order_by(
+            "original_id", "id"
+        )
+        for pk, text, original_id, *pair in chunk.values_list(
+            "pk", "text", "original_id", *context
+        ):
+            yield _Unpredicted(pk, text, pair[0] if pair else "", original_id)
 
 
 def candidate_predictions_upload(*, campaign: Campaign, file_name: str, content: bytes) -> int:
@@ -335,11 +417,13 @@ def candidate_predictions_upload(*, campaign: Campaign, file_name: str, content:
         candidate.predicted_label = labels[prediction.label]
         candidate.predicted_confidence = prediction.confidence
         candidate.prediction_source = FlipClassifier.UPLOADED
-    with transaction.atomic():
-        Candidate.objects.bulk_update(
-            candidates,
-            ["predicted_label", "predicted_confidence", "prediction_source"],
-            batch_size=500,
-        )
+    rows_update(  # one transaction, all rows or none
+        Candidate,
+        _PREDICTION_FIELDS,
+        [
+            (c.pk, c.predicted_label.pk, c.predicted_confidence, c.prediction_source)
+            for c in candidates
+        ],
+    )
     logger.info("campaign %s: %s uploaded", campaign.pk, counted(len(candidates), "prediction"))
     return len(candidates)

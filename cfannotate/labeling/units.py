@@ -10,13 +10,15 @@ units of three, the size of a round.
 
 import logging
 from dataclasses import dataclass
+from typing import NamedTuple
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q
 
 from cfannotate.campaigns.models import Campaign
 from cfannotate.candidates.models import Candidate, CandidateSource, CandidateStatus, ControlCode
 from cfannotate.candidates.predictions import candidates_predict, selection_flip_weight
+from cfannotate.core.bulk import batches, key_ranges, parameters_per_statement
 from cfannotate.core.exceptions import Conflict, InvalidInput
 from cfannotate.labeling.models import GoldRound, LabelingUnit, Round, UnitItem
 
@@ -45,79 +47,149 @@ def distance_weights(campaign: Campaign):
     )
 
 
-def units_create_from_selection(*, campaign: Campaign) -> SelectionSummary:
-    """Select and create units for every original that has fluent candidates and no unit yet.
+# Originals selected and stored together. Selection is per original, so the pool is read,
+# selected and written a range of originals at a time: a few queries a range, and memory
+# that stays flat whatever the campaign's size.
+ORIGINALS_PER_CHUNK = 1000
 
-    Safe to run again: originals that already have units are skipped, and a candidate
-    can sit in one unit only (database constraint).
-    """
-    from generation.relationship import Relationship
-    from generation.selection import select_diverse_many
 
-    done = set(LabelingUnit.objects.filter(campaign=campaign).values_list("original_id", flat=True))
-    pool = list(
+class _PoolCandidate(NamedTuple):
+    """What selection and a new unit read of a candidate of the pool."""
+
+    pk: int
+    original_id: int
+    edit: dict
+    fluency_full: float | None
+    predicted_label: str | None  # the label's value
+    predicted_confidence: float | None
+    original_label: str
+    intended_label: str | None
+    original_priority: float
+
+
+_POOL_FIELDS = (
+    "pk",
+    "original_id",
+    "edit",
+    "fluency_full",
+    "predicted_label__value",
+    "predicted_confidence",
+    "original__label__value",
+    "intended_label__value",
+    "original__priority",
+)
+
+
+def _selection_pool(campaign: Campaign):
+    """The candidates selection chooses from: generated, of originals with no unit yet and
+    no gold round, not a generated `global` rewrite."""
+    return (
         Candidate.objects.filter(campaign=campaign, status=CandidateStatus.GENERATED)
-        .exclude(original_id__in=done)
+        .exclude(
+            original_id__in=LabelingUnit.objects.filter(campaign=campaign).values("original_id")
+        )
         # Originals of gold rounds stay out of real rounds, so gold cannot be recognised.
         .exclude(original_id__in=GoldRound.objects.filter(campaign=campaign).values("original_id"))
         # Generated `global` edits are rewrites too far from x to be counterfactuals (A.2);
         # a researcher's imported candidates are labeled whatever their edit.
         .exclude(control_code=ControlCode.GLOBAL, source=CandidateSource.GENERATED)
-        .select_related("original__label", "predicted_label", "intended_label")
-        .order_by("original_id", "id")
     )
-    if not pool:
+
+
+def units_create_from_selection(*, campaign: Campaign) -> SelectionSummary:
+    """Select and create units for every original that has fluent candidates and no unit yet.
+
+    Safe to run again: originals that already have units are skipped, and a candidate
+    can sit in one unit only (database constraint). The candidates without a prediction
+    are predicted first (`candidates_predict`); then each range of ORIGINALS_PER_CHUNK
+    originals is selected and its units stored in a transaction of its own, so a run cut
+    short leaves whole originals done and the next run does the rest.
+    """
+    from generation.relationship import Relationship
+    from generation.selection import select_diverse_many
+
+    pool = _selection_pool(campaign)
+    chunks = list(key_ranges(pool, "original_id", ORIGINALS_PER_CHUNK))
+    if not chunks:
         return SelectionSummary(originals=0, units=0, candidates=0)
     try:
-        candidates_predict(
-            campaign=campaign, candidates=[c for c in pool if not c.prediction_source]
-        )
+        candidates_predict(campaign=campaign, candidates=pool.filter(prediction_source=""))
     except InvalidInput as error:  # selection goes on, for diversity alone where unknown
         logger.warning("campaign %s: no predicted labels: %s", campaign.pk, error)
-    relationships = [Relationship.from_dict(candidate.edit["relationship"]) for candidate in pool]
-    fluency = [
-        candidate.fluency_full if candidate.fluency_full is not None else 0.0 for candidate in pool
-    ]
-    chosen = select_diverse_many(
-        relationships,
-        campaign.selected_per_original,
-        weights=distance_weights(campaign),
-        fluency=fluency,
-        groups=[str(candidate.original_id) for candidate in pool],
-        flip=flip_scores_of(pool),
-        flip_weight=selection_flip_weight(campaign),
-    )
-    units = items = 0
-    with transaction.atomic():
-        for indices in chosen.values():
-            picked = [pool[index] for index in indices]
-            for start in range(0, len(picked), ROUND_SIZE):
-                group = picked[start : start + ROUND_SIZE]
-                _unit_create(campaign, group)
-                units += 1
-                items += len(group)
-            Candidate.objects.filter(pk__in=[c.pk for c in picked]).update(
-                status=CandidateStatus.SELECTED
-            )
-    return SelectionSummary(originals=len(chosen), units=units, candidates=items)
+    weights, flip_weight = distance_weights(campaign), selection_flip_weight(campaign)
+    originals = units = items = 0
+    for first, last in chunks:
+        chunk = pool.filter(original_id__gte=first, original_id__lte=last).order_by(
+            "original_id", "id"
+        )
+        candidates = [_PoolCandidate(*row) for row in chunk.values_list(*_POOL_FIELDS)]
+        chosen = select_diverse_many(
+            [Relationship.from_dict(candidate.edit["relationship"]) for candidate in candidates],
+            campaign.selected_per_original,
+            weights=weights,
+            fluency=[c.fluency_full if c.fluency_full is not None else 0.0 for c in candidates],
+            groups=[str(candidate.original_id) for candidate in candidates],
+            flip=flip_scores_of(candidates),
+            flip_weight=flip_weight,
+        )
+        picked = [[candidates[index] for index in indices] for indices in chosen.values()]
+        with transaction.atomic():
+            units += _units_create(campaign, picked)
+        originals += len(chosen)
+        items += sum(map(len, picked))
+    return SelectionSummary(originals=originals, units=units, candidates=items)
 
 
-def flip_scores_of(candidates: list[Candidate]) -> list[float]:
+def flip_scores_of(candidates: list[_PoolCandidate]) -> list[float]:
     """Each candidate's predicted chance of reaching its intended label (else of leaving
     its original's), from its stored prediction; 0 without one."""
     from generation.label_classifiers import LabelPrediction, flip_scores
 
     predictions = [
-        LabelPrediction(c.predicted_label.value, c.predicted_confidence or 0.0)
+        LabelPrediction(c.predicted_label, c.predicted_confidence or 0.0)
         if c.predicted_label is not None
         else None
         for c in candidates
     ]
     return flip_scores(
         predictions,
-        [c.original.label.value for c in candidates],
-        [c.intended_label.value if c.intended_label else None for c in candidates],
+        [c.original_label for c in candidates],
+        [c.intended_label for c in candidates],
     )
+
+
+def _units_create(campaign: Campaign, picked: list[list[_PoolCandidate]]) -> int:
+    """Units of each original's picked candidates, ROUND_SIZE at a time in the given
+    order, and the candidates marked selected; returns the units created. A few queries
+    whatever their number (the originals' order is the units' id order)."""
+    groups = [
+        candidates[start : start + ROUND_SIZE]
+        for candidates in picked
+        for start in range(0, len(candidates), ROUND_SIZE)
+    ]
+    units = [
+        LabelingUnit(
+            campaign=campaign,
+            original_id=group[0].original_id,
+            judgments_needed=campaign.judgments_per_candidate,
+            priority=group[0].original_priority,
+        )
+        for group in groups
+    ]
+    if connection.features.can_return_rows_from_bulk_insert:
+        LabelingUnit.objects.bulk_create(units)
+    else:  # SQLite before 3.35 gives no ids back from a bulk insert
+        for unit in units:
+            unit.save()
+    UnitItem.objects.bulk_create(
+        UnitItem(unit=unit, candidate_id=candidate.pk, position=position)
+        for unit, group in zip(units, groups, strict=True)
+        for position, candidate in enumerate(group)
+    )
+    selected = [candidate.pk for group in groups for candidate in group]
+    for ids in batches(selected, parameters_per_statement()):
+        Candidate.objects.filter(pk__in=ids).update(status=CandidateStatus.SELECTED)
+    return len(units)
 
 
 def _unit_create(campaign: Campaign, candidates: list[Candidate]) -> LabelingUnit:

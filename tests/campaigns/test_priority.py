@@ -76,3 +76,54 @@ def test_api(api_client, campaign, originals):
 def test_a_campaign_without_originals(campaign):
     with pytest.raises(InvalidInput, match="no originals"):
         originals_prioritize(campaign=campaign)
+
+
+def test_units_no_worker_holds_follow_their_original_and_others_keep_theirs(
+    researcher, campaign, originals
+):
+    """Every unclaimed unit takes its original's new priority, a budget order's too; a
+    claimed unit, and another campaign's, keep theirs."""
+    from cfannotate.labeling.models import LabelingUnit
+    from tests.factories import make_campaign
+
+    wrong = originals[5]
+    plain, ordered, claimed = make_unit(wrong), make_unit(wrong), make_unit(originals[0])
+    LabelingUnit.objects.filter(pk=ordered.pk).update(priority=1003.0)  # a budget order
+    LabelingUnit.objects.filter(pk=claimed.pk).update(priority=7.0, claims=1)
+    other = make_unit(make_original(make_campaign(owner=researcher)))
+    LabelingUnit.objects.filter(pk=other.pk).update(priority=5.0)
+    predictions = [{"id": o.external_id, "label": o.label.value} for o in originals]
+    predictions[5] = {"id": wrong.external_id, "label": "positive"}
+
+    originals_prioritize(campaign=campaign, predictions=predictions)
+
+    wrong.refresh_from_db()
+    assert wrong.priority > 0
+    priorities = dict(LabelingUnit.objects.values_list("pk", "priority"))
+    assert priorities[plain.pk] == priorities[ordered.pk] == wrong.priority
+    assert (priorities[claimed.pk], priorities[other.pk]) == (7.0, 5.0)
+
+
+def test_prioritizing_takes_the_same_queries_for_any_number_of_originals(researcher):
+    """The originals' priorities are one UPDATE a batch and the units' one UPDATE, not one
+    statement per original."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from tests.factories import make_campaign
+
+    def queries(size: int) -> int:
+        campaign = make_campaign(owner=researcher)
+        rows = [
+            make_original(campaign, text=f"Film {n}.", label=("positive", "negative")[n % 2])
+            for n in range(size)
+        ]
+        for original in rows:
+            make_unit(original, candidates=1)
+        predictions = [{"id": o.external_id, "label": "positive"} for o in rows]
+        with CaptureQueriesContext(connection) as captured:
+            summary = originals_prioritize(campaign=campaign, predictions=predictions)
+        assert summary.wrong == size // 2
+        return len(captured.captured_queries)
+
+    assert queries(4) == queries(16)

@@ -166,6 +166,93 @@ def test_an_edit_of_an_original_is_not_given_its_originals_label_back(campaign):
     assert copy.predicted_label.value == "positive"
 
 
+def test_predicting_a_page_at_a_time_is_one_prediction_over_every_candidate(campaign, monkeypatch):
+    """Read two originals at a time and stored three candidates a page, the predictions
+    are those of one out-of-fold call over every candidate in (original, id) order."""
+    from cfannotate.candidates import predictions
+    from generation.label_classifiers import predict_out_of_fold
+
+    words = ("dull", "great", "boring", "fine")
+    for number, original in enumerate(campaign.originals.order_by("-pk")):
+        for word in words[: 1 + number % 3]:
+            make_candidate(original, text=f"{original.text} Quite {word}.")
+    wanted = list(
+        Candidate.objects.filter(campaign=campaign)
+        .order_by("original_id", "id")
+        .select_related("original")
+    )
+    expected = predict_out_of_fold(
+        baseline_training_rows(campaign),
+        [c.text for c in wanted],
+        None,
+        [str(c.original_id) for c in wanted],
+        sentiment_lexicon=True,
+    )
+    monkeypatch.setattr(predictions, "ORIGINALS_PER_READ", 2)
+    monkeypatch.setattr(predictions, "PREDICTION_PAGE", 3)
+
+    assert candidates_predict(campaign=campaign) == len(wanted) == 12
+
+    stored = Candidate.objects.filter(campaign=campaign).order_by("original_id", "id")
+    assert [
+        (c.predicted_label.value, c.predicted_confidence, c.prediction_source) for c in stored
+    ] == [(p.label, min(1.0, max(0.0, p.confidence)), "baseline") for p in expected]
+
+
+class _BatchedModel:
+    """Stands in for a model directory: records the size of every call."""
+
+    source, batch_size = "model", 4
+
+    def __init__(self):
+        self.calls = []
+
+    def predict(self, texts, contexts=None):
+        from generation.label_classifiers import LabelPrediction
+
+        self.calls.append(len(texts))
+        return [LabelPrediction("negative", 0.75) for _ in texts]
+
+
+def test_a_model_is_given_pages_of_whole_batches(campaign, monkeypatch):
+    """A model pads each batch to its longest text: pages of whole batches give it the
+    batches one call over every candidate would, so its predictions do not change."""
+    from cfannotate.candidates import predictions
+
+    model = _BatchedModel()
+    monkeypatch.setattr(predictions, "label_classifier", lambda campaign: model)
+    monkeypatch.setattr(predictions, "PREDICTION_PAGE", 10)  # 2 batches of 4 a page
+    Campaign.objects.filter(pk=campaign.pk).update(flip_classifier="model", flip_model="/m")
+    campaign.refresh_from_db()
+    for original in campaign.originals.all():
+        make_candidate(original), make_candidate(original)
+
+    assert candidates_predict(campaign=campaign) == 12
+    assert model.calls == [8, 4]
+    assert set(Candidate.objects.values_list("prediction_source", "predicted_confidence")) == {
+        ("model", 0.75)
+    }
+
+
+def test_predicting_takes_the_same_queries_for_any_number_of_candidates(campaign):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def queries(per_original: int) -> int:
+        for original in campaign.originals.all():
+            for _ in range(per_original):
+                make_candidate(original)
+        with CaptureQueriesContext(connection) as captured:
+            assert candidates_predict(campaign=campaign) == 6 * per_original
+        writes = [q["sql"] for q in captured.captured_queries if "UPDATE" in q["sql"]]
+        # The campaign's check, then the predictions: one UPDATE from a VALUES list, not
+        # an expression per row (`bulk_update`'s CASE WHEN).
+        assert len(writes) == 2 and "CASE" not in writes[1]
+        return len(captured.captured_queries)
+
+    assert queries(1) == queries(5)
+
+
 def test_no_classifier_or_originals_of_one_label_predict_nothing(researcher, campaign):
     make_candidate(campaign.originals.first(), text="Something else.")
     Campaign.objects.filter(pk=campaign.pk).update(flip_classifier=FlipClassifier.NONE)

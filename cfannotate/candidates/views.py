@@ -222,6 +222,7 @@ def candidate_review(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse
     template = REVIEW_PAGE
     if request.htmx and request.htmx.target == "review-results":
         template += "#results"
+        context["status_oob"] = True  # the page's status line says what the filter found
     return TemplateResponse(request, template, context, status=status)
 
 
@@ -247,6 +248,7 @@ def candidates_bulk(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     except CfannotateError as caught:
         error = caught
     context, status = _review_context(request, campaign, message=message, error=error)
+    context["status_oob"] = bool(request.htmx)  # a plain post gets the whole page instead
     return TemplateResponse(request, f"{REVIEW_PAGE}#results", context, status=status)
 
 
@@ -283,7 +285,10 @@ def predictions_upload(request: HtmxHttpRequest, campaign_id: int) -> HttpRespon
     return redirect("candidate-review", campaign_id=campaign.id)
 
 
-def _row(request, campaign, candidate_id: int, *, editing=False, error=None, text=None):
+def _row(
+    request, campaign, candidate_id: int, *, editing=False, error=None, text=None, done: str = ""
+):
+    """One row as a button answers it; `done` ("accepted") is what the action did."""
     row = (
         selectors.candidates_filtered(campaign, selectors.CandidateFilters())
         .filter(pk=candidate_id)
@@ -297,7 +302,12 @@ def _row(request, campaign, candidate_id: int, *, editing=False, error=None, tex
         "editing": editing,
         "row_error": error,
         "classifier_guessing": predictions.baseline_is_weak(campaign),
+        "focus": True,  # the new row takes the focus (htmx focuses its [autofocus] control)
     }
+    if done:
+        said = f"Candidate {row.pk} {done}."
+        context["message"] = said  # a plain post's flash message (plain_form_fallback)
+        context["announce"] = said if request.htmx else ""  # the page's status line
     context["text"] = row.text if text is None else text
     status = 200 if error is None else error.status_code
     return TemplateResponse(request, REVIEW_ROW, context, status=status)
@@ -318,28 +328,28 @@ def candidate_row(request: HtmxHttpRequest, campaign_id: int, candidate_id: int)
     return _row(request, campaign, _candidate(campaign, candidate_id).pk)
 
 
-def _row_action(request, campaign_id: int, candidate_id: int, action) -> HttpResponse:
+def _row_action(request, campaign_id: int, candidate_id: int, action, done: str) -> HttpResponse:
     campaign = request.campaign
     candidate = _candidate(campaign, candidate_id)
     try:
         action(candidate=candidate)
     except CfannotateError as error:
         return _row(request, campaign, candidate.pk, error=error)
-    return _row(request, campaign, candidate.pk)
+    return _row(request, campaign, candidate.pk, done=done)
 
 
 @campaign_owner_required
 @require_POST
 @plain_form_fallback
 def candidate_accept(request: HtmxHttpRequest, campaign_id: int, candidate_id: int):
-    return _row_action(request, campaign_id, candidate_id, review.candidate_accept)
+    return _row_action(request, campaign_id, candidate_id, review.candidate_accept, "accepted")
 
 
 @campaign_owner_required
 @require_POST
 @plain_form_fallback
 def candidate_reject(request: HtmxHttpRequest, campaign_id: int, candidate_id: int):
-    return _row_action(request, campaign_id, candidate_id, review.candidate_reject)
+    return _row_action(request, campaign_id, candidate_id, review.candidate_reject, "rejected")
 
 
 @campaign_owner_required
@@ -356,4 +366,4 @@ def candidate_edit(request: HtmxHttpRequest, campaign_id: int, candidate_id: int
         review.candidate_edit(candidate=candidate, text=text)
     except CfannotateError as error:
         return _row(request, campaign, candidate.pk, editing=True, error=error, text=text)
-    return _row(request, campaign, candidate.pk)
+    return _row(request, campaign, candidate.pk, done="saved")

@@ -2,6 +2,7 @@
 candidates of an original to a gold round and find it on the gold page."""
 
 import pytest
+from playwright.sync_api import expect
 
 from cfannotate.candidates.models import Candidate, CandidateStatus
 from cfannotate.labeling.models import GoldRound
@@ -31,13 +32,15 @@ def test_review_reject_edit_and_promote_to_gold(live_server, page):
     page.evaluate("window.__marker = 'kept'")
 
     # 1. Filter by code: htmx swaps the results and pushes the filter into the URL.
+    # The count is said twice: on the page, and in the status line that announces it.
+    results = page.locator("#review-results")
     page.get_by_label("Code").select_option("negation")
-    page.get_by_text("1 candidate match").wait_for()
+    results.get_by_text("1 candidate match").wait_for()
     assert page.locator(f"#candidate-{negated.id}").is_visible()
     assert page.locator(f"#candidate-{adults.id}").count() == 0
     assert "control_code=negation" in page.url
     page.get_by_label("Code").select_option("")
-    page.get_by_text("4 candidates match").wait_for()
+    results.get_by_text("4 candidates match").wait_for()
 
     # 2. Reject a row: it changes in place.
     row = page.locator(f"#candidate-{adults.id}")
@@ -56,7 +59,7 @@ def test_review_reject_edit_and_promote_to_gold(live_server, page):
     # 3b. Tick the edited one and accept it in bulk: the results come back in place.
     page.get_by_label(f"Tick candidate {fine.id}").check()
     page.get_by_role("button", name="Accept ticked").click()
-    page.get_by_text("1 candidate accepted.").wait_for()
+    results.get_by_text("1 candidate accepted.").wait_for()
     assert Candidate.objects.get(pk=fine.pk).status == CandidateStatus.SELECTED
     assert page.evaluate("window.__marker") == "kept", "the page was reloaded, not swapped"
 
@@ -122,3 +125,47 @@ def test_upload_predicted_labels_refused_then_stored(live_server, page, tmp_path
     assert stored.predicted_label.value == "negative" and stored.prediction_source == "uploaded"
     # The refused upload's 400 is the only thing the console reports (browser and htmx).
     assert page.console_errors and all("400" in error for error in page.console_errors)
+
+
+def test_a_row_keeps_the_focus_and_only_a_status_line_is_read_out(live_server, page):
+    """Accept, Reject and Edit replace their row: the new row's first control takes the
+    focus (it fell to <body>), and a one-line status says what was done or found; the
+    results, swapped whole, are no live region. Each original's rows are a row group with
+    a row-group header, not headers of every cell below them."""
+    researcher = make_user("ines")
+    campaign = make_campaign(owner=researcher, name="Review focus")
+    kids = make_original(campaign, text="It is great for kids.", label="positive")
+    negated = make_candidate(kids, text="It is not great for kids.", control_code="negation")
+    adults = make_candidate(kids, text="It is great for adults.", control_code="lexical")
+    film = make_original(campaign, text="A dull film.", label="negative")
+    make_candidate(film, text="A fine film.", control_code="lexical")
+
+    log_in(page, live_server.url, "ines")
+    page.goto(f"{live_server.url}/campaigns/{campaign.id}/candidates/")
+    htmx_ready(page)
+    status = page.locator("#review-status")
+    assert status.get_attribute("role") == "status" and status.inner_text() == ""
+    assert page.locator("#review-results").get_attribute("aria-live") is None
+    group = f"Original {kids.external_id}"
+    assert page.get_by_role("rowheader", name=group).count() == 1
+    assert page.get_by_role("columnheader", name=group).count() == 0
+
+    row = page.locator(f"#candidate-{adults.id}")
+    row.get_by_role("button", name="Accept").click()
+    page.locator(f"#candidate-{adults.id} .badge-selected").wait_for()
+    expect(page.get_by_label(f"Tick candidate {adults.id}")).to_be_focused()
+    expect(status).to_have_text(f"Candidate {adults.id} accepted.")
+
+    page.locator(f"#candidate-{negated.id}").get_by_role("link", name="Edit").click()
+    expect(page.get_by_label("New text")).to_be_focused()
+    page.get_by_label("New text").fill("It is not good for kids.")
+    page.get_by_role("button", name="Save").click()
+    # Saving annotates the new text again (spaCy): slower than an accept.
+    page.locator(f"#candidate-{negated.id}").get_by_text("It is not good for kids.").wait_for()
+    expect(status).to_have_text(f"Candidate {negated.id} saved.")
+    expect(page.get_by_label(f"Tick candidate {negated.id}")).to_be_focused()
+
+    page.get_by_label("Code").select_option("negation")
+    expect(status).to_have_text("1 candidate match.")
+    assert page.locator("#review-results").get_attribute("aria-live") is None
+    assert page.console_errors == []

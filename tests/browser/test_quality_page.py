@@ -1,6 +1,7 @@
 """The quality page in a real browser: charts drawn, a decision confirmed through htmx."""
 
 import pytest
+from playwright.sync_api import expect
 
 from cfannotate.quality.models import DecisionState, WorkerDecision
 from cfannotate.quality.services import quality_refresh
@@ -84,3 +85,60 @@ def test_a_refused_change_shows_its_message(live_server, page):
     # The 400 fragment is swapped in: the researcher reads why, nothing changed.
     page.get_by_role("alert").filter(has_text="Say why you reject this assignment.").wait_for()
     assert WorkerDecision.objects.get(campaign=campaign).state == DecisionState.PROPOSED
+
+
+def test_the_report_refresh_keeps_the_focus_and_can_be_paused(live_server, page):
+    """The report refreshes every 20 s while the campaign is labeling: the focus stays on
+    the control it was on (it fell to <body>), a status line says when the report changed,
+    and a box pauses the refresh, remembered in this browser. A poll is what htmx sends on
+    the report's own trigger, sent here at once through htmx.ajax from the report."""
+    researcher = make_user("jules")
+    campaign = make_labeling_campaign(
+        units=6, gold=2, rounds_per_assignment=3, gold_rounds_per_assignment=2
+    )
+    campaign.owner = researcher
+    campaign.save(update_fields=["owner"])
+    work(campaign, seconds=30, real=lambda _: (True, "negative"))
+    quality_refresh(campaign=campaign)
+    report_url = f"/campaigns/{campaign.id}/quality/report/"
+    polls = []
+    page.on("request", lambda request: report_url in request.url and polls.append(request.url))
+
+    def poll():
+        page.evaluate(
+            "(url) => htmx.ajax('GET', url,"
+            " {source: '#quality-report', target: '#quality-report', swap: 'outerHTML'})",
+            report_url,
+        )
+
+    log_in(page, live_server.url, "jules")
+    page.goto(f"{live_server.url}/campaigns/{campaign.id}/quality/")
+    htmx_ready(page)
+    assert page.locator("#quality-report").get_attribute("aria-live") is None
+    auto_refresh = page.get_by_role("checkbox", name="Auto-refresh every 20 seconds")
+    expect(auto_refresh).to_be_checked()
+
+    summary = page.get_by_text("Time per round as a table")
+    summary.click()
+    expect(summary).to_be_focused()
+    work(campaign, seconds=8, gold_right=2, real=lambda _: (True, "positive"))
+    quality_refresh(campaign=campaign)  # the next poll brings a changed report
+    poll()
+    expect(page.get_by_role("status").filter(has_text="Report updated")).to_have_count(1)
+    assert len(polls) == 1
+    expect(summary).to_be_focused()
+    assert summary.locator("xpath=..").get_attribute("open") is not None  # keep_open.js
+
+    # Paused, and still paused on the next visit: no poll is sent.
+    auto_refresh.uncheck()
+    page.reload()
+    htmx_ready(page)
+    expect(auto_refresh).not_to_be_checked()
+    poll()
+    page.wait_for_timeout(300)
+    assert len(polls) == 1
+    # "Run quality control now" still runs, and says what it did in the status line.
+    page.get_by_role("button", name="Run quality control now").click()
+    expect(page.get_by_role("status").filter(has_text="Quality control ran")).to_have_count(1)
+    expect(page.get_by_role("button", name="Run quality control now")).to_be_focused()
+    assert page.console_errors == []

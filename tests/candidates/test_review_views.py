@@ -1,5 +1,7 @@
 """The review page, the promote page and the gold page (htmx): owner-scoped, errors in place."""
 
+import re
+
 import pytest
 from django.test import Client
 from django.urls import reverse
@@ -376,3 +378,71 @@ def test_a_pair_tasks_groups_show_the_fixed_side_and_the_originals_label(client,
     words = " ".join(html.split())
     assert f"<code>{original.external_id}</code> (May be True):" in words
     assert "Premise: A &lt;b&gt;boy&lt;/b&gt; kicks a ball outside." in words
+
+
+def test_a_row_a_button_answers_takes_the_focus_and_says_what_was_done(logged_in, campaign):
+    """htmx focuses the new row's [autofocus] control (focus fell to <body> with the old
+    row) and fills the page's status line out of band with what the button did."""
+    candidate = _candidate("It is great for adults.")
+    html = logged_in.post(
+        reverse("candidate-accept", args=[campaign.id, candidate.id]), **HTMX
+    ).content.decode()
+    row, after = html.split("</tr>", 1)
+    assert re.search(
+        rf'<input type="checkbox"[^>]*aria-label="Tick candidate {candidate.id}" autofocus', row
+    )
+    assert row.count("autofocus") == 1
+    assert (
+        f'<p id="review-status" hx-swap-oob="innerHTML">Candidate {candidate.id} accepted.</p>'
+        in after
+    )
+    rejected = logged_in.post(reverse("candidate-reject", args=[campaign.id, candidate.id]), **HTMX)
+    assert f"Candidate {candidate.id} rejected." in rejected.content.decode()
+    editing = logged_in.get(
+        reverse("candidate-edit", args=[campaign.id, candidate.id]), **HTMX
+    ).content.decode()
+    assert re.search(r"<textarea [^>]*autofocus", editing) and editing.count("autofocus") == 1
+    assert "review-status" not in editing  # nothing done yet
+    saved = logged_in.post(
+        reverse("candidate-edit", args=[campaign.id, candidate.id]),
+        {"text": "It is awful for adults."},
+        **HTMX,
+    ).content.decode()
+    assert f"Candidate {candidate.id} saved." in saved
+    # The page itself never autofocuses a row.
+    page = logged_in.get(reverse("candidate-review", args=[campaign.id])).content.decode()
+    assert "autofocus" not in page
+
+
+def test_only_a_one_line_status_is_live_not_the_results(logged_in, campaign):
+    url = reverse("candidate-review", args=[campaign.id])
+    page = logged_in.get(url).content.decode()
+    assert "aria-live" not in page.split('id="review-results"', 1)[1].split(">", 1)[0]
+    assert '<p id="review-status" class="visually-hidden" role="status"></p>' in page
+    partial = logged_in.get(
+        url, {"control_code": "negation"}, HTTP_HX_TARGET="review-results", **HTMX
+    ).content.decode()
+    assert partial.rstrip().endswith(
+        '<p id="review-status" hx-swap-oob="innerHTML">1 candidate match.</p>'
+    )
+    ids = [c.id for c in Candidate.objects.filter(campaign=campaign, control_code="lexical")]
+    bulk = logged_in.post(
+        reverse("candidates-bulk", args=[campaign.id]), {"action": "reject", "ids": ids}, **HTMX
+    ).content.decode()
+    said = "2 candidates rejected. 3 candidates match."
+    assert f'<p id="review-status" hx-swap-oob="innerHTML">{said}</p>' in bulk
+
+
+def test_each_original_is_a_row_group_headed_by_a_row_group_header(client, researcher, campaign):
+    """A header in its own <tbody> with scope="rowgroup" heads its original's rows only; the
+    one <tbody> with scope="colgroup" headers made each one a header of every cell below."""
+    client.force_login(researcher)
+    html = client.get(reverse("candidate-review", args=[campaign.id])).content.decode()
+    assert 'scope="colgroup"' not in html
+    table = html.split('<table class="table review-table">', 1)[1].split("</table>", 1)[0]
+    groups = table.split("<tbody>")[1:]
+    assert len(groups) == 2  # two originals
+    for group in groups:
+        assert group.count('<th scope="rowgroup" colspan="8">Original') == 1
+    assert "It is great for kids." in groups[0] and "A dull film." not in groups[0]
+    assert "A dull film." in groups[1]

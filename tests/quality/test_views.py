@@ -60,6 +60,41 @@ def test_the_report_fragment_and_refresh(browser_client, labeled):
     assert refreshed["HX-Trigger"] == "decisions-changed"
 
 
+CONTROL = re.compile(r"<(a|button|summary|input|select|textarea)\b([^>]*)>")
+
+
+def test_the_refreshing_report_is_no_live_region_and_keeps_the_focus(browser_client, labeled):
+    """The report swapped every 20 s was one polite live region (read whole, or not at all)
+    and took the focus with it: now a line outside it is the status, a box pauses the
+    refresh (shown by report_refresh.js: without script nothing refreshes), and every
+    control in the report has an id, by which htmx focuses it again in the new report."""
+    page = browser_client.get(reverse("quality-page", args=[labeled.id])).content.decode()
+    report = page.split('<div id="quality-report"', 1)[1].split("<section", 1)[0]
+    assert "aria-live" not in report.split(">", 1)[0]
+    assert '<p id="report-status" role="status"></p>' in page
+    # Hidden until report_refresh.js shows it.
+    box = r'id="auto-refresh-control" hidden>\s*<input type="checkbox" id="auto-refresh" checked>'
+    assert re.search(box, page)
+    assert '<label for="auto-refresh">Auto-refresh every 20 seconds</label>' in page
+    assert "js/report_refresh.js" in page
+    controls = [
+        (tag, attributes)
+        for tag, attributes in CONTROL.findall(report)
+        if 'type="hidden"' not in attributes
+    ]
+    assert len(controls) >= 7  # six charts' tables and the run button
+    assert [tag for tag, attributes in controls if ' id="' not in attributes] == []
+    ran = browser_client.post(
+        reverse("quality-refresh", args=[labeled.id]), HTTP_HX_REQUEST="true"
+    ).content.decode()
+    assert 'data-message="Quality control ran: 1 of 2 workers qualified' in ran
+    # Not labeling: nothing refreshes, so there is nothing to pause.
+    labeled.status = "paused"
+    labeled.save(update_fields=["status"])
+    closed = browser_client.get(reverse("quality-page", args=[labeled.id])).content.decode()
+    assert 'hx-trigger="every 20s"' not in closed and 'id="auto-refresh"' not in closed
+
+
 def test_worker_ids_are_escaped(browser_client, labeled):
     from cfannotate.crowd.models import Worker
 

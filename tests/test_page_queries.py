@@ -36,7 +36,7 @@ BUDGETS = {
     "original-upload": 4,
     "run-progress": 8,
     "candidate-import": 5,
-    "candidate-review": 10,
+    "candidate-review": 11,  # a page of ids, then its rows (core.pagination): any depth
     "candidate-row": 6,
     "candidate-edit": 6,
     "labeling-block": 7,

@@ -3,7 +3,9 @@
 The file waits on the server between the steps (`cfannotate.core.pending_uploads`);
 the page carries only its signed token and the chosen mapping. The session keeps the
 same two, so a previewed file is still there, under its mapping, when the researcher
-reloads the page or comes back to it, until it is imported, cancelled or expires.
+reloads the page or comes back to it, until it is imported, cancelled or expires. What
+the preview showed is kept beside the file (`uploads.upload_summary_note`), so showing
+it again does not read and check the whole file.
 """
 
 from contextlib import suppress
@@ -21,9 +23,12 @@ from cfannotate.campaigns.models import Campaign
 from cfannotate.campaigns.plain_forms import block_of_section_page, plain_form_fallback
 from cfannotate.campaigns.uploads import (
     UploadPreview,
+    UploadSummary,
     field_names,
     originals_upload,
     upload_preview,
+    upload_summary_from_note,
+    upload_summary_note,
 )
 from cfannotate.core import tabular
 from cfannotate.core.exceptions import CfannotateError, InvalidInput
@@ -32,6 +37,8 @@ from cfannotate.core.pending_uploads import (
     PendingUpload,
     pending_upload_delete,
     pending_upload_get,
+    pending_upload_note,
+    pending_upload_note_save,
     pending_upload_save,
 )
 from cfannotate.core.text import sentence
@@ -47,7 +54,7 @@ def upload_scope(campaign: Campaign) -> str:
 def _context(
     campaign: Campaign,
     *,
-    preview: UploadPreview | None = None,
+    preview: UploadPreview | UploadSummary | None = None,
     token: str = "",
     error: CfannotateError | None = None,
 ) -> dict:
@@ -89,8 +96,11 @@ def _session_key(campaign: Campaign) -> str:
     return f"pending-upload:{upload_scope(campaign)}"
 
 
-def _remember(request, campaign: Campaign, token: str, mapping: dict[str, str | None]) -> None:
-    request.session[_session_key(campaign)] = {"token": token, "mapping": mapping}
+def _remember(request, campaign: Campaign, pending: PendingUpload, preview: UploadPreview) -> None:
+    """Keep the file's token and mapping in the session, and what the preview showed beside
+    the file, for the page to show again when it is loaded (`waiting_upload_context`)."""
+    request.session[_session_key(campaign)] = {"token": pending.token, "mapping": preview.mapping}
+    pending_upload_note_save(pending, upload_summary_note(campaign, preview))
 
 
 def _forget(request, campaign: Campaign) -> None:
@@ -106,18 +116,25 @@ def waiting_upload_context(request, campaign: Campaign) -> dict:
     if not isinstance(remembered, dict):
         return {"campaign": campaign}
     mapping = remembered.get("mapping")
+    mapping = mapping if isinstance(mapping, dict) else None
     try:
         pending = pending_upload_get(
             token=str(remembered.get("token", "")),
             user=request.user,
             scope=upload_scope(campaign),
         )
-        preview = upload_preview(
-            campaign=campaign,
-            file_name=pending.file_name,
-            content=pending.content(),
-            mapping=mapping if isinstance(mapping, dict) else None,
-        )
+        # What the preview showed, kept beside the file: the file is read and checked
+        # again only when the summary no longer holds (another mapping, the campaign's
+        # originals or labels changed since), and the new summary is kept for next time.
+        preview = upload_summary_from_note(campaign, pending_upload_note(pending), mapping)
+        if preview is None:
+            preview = upload_preview(
+                campaign=campaign,
+                file_name=pending.file_name,
+                content=pending.content(),
+                mapping=mapping,
+            )
+            pending_upload_note_save(pending, upload_summary_note(campaign, preview))
     except CfannotateError:
         _forget(request, campaign)
         return {"campaign": campaign}
@@ -162,7 +179,7 @@ def original_upload(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
         )
     except CfannotateError as error:
         return _fragment(request, campaign, error=error)
-    _remember(request, campaign, pending.token, preview.mapping)
+    _remember(request, campaign, pending, preview)
     return _fragment(request, campaign, preview=preview, token=pending.token)
 
 
@@ -188,7 +205,7 @@ def original_upload_preview(request: HtmxHttpRequest, campaign_id: int) -> HttpR
         pending, preview = _kept_preview(request, campaign)
     except CfannotateError as error:
         return _fragment(request, campaign, error=error)
-    _remember(request, campaign, pending.token, preview.mapping)
+    _remember(request, campaign, pending, preview)
     return _fragment(request, campaign, preview=preview, token=pending.token)
 
 

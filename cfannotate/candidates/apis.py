@@ -195,9 +195,8 @@ class GenerationStatusApi(APIView):
         campaign = self.campaign
         query = self.FilterSerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        statuses = selectors.generation_status(campaign)
-        if query.validated_data["empty"]:
-            statuses = [status for status in statuses if not status.kept]
+        # A page of originals first, then the statuses of that page alone.
+        statuses = selectors.generation_status_paged(campaign, empty=query.validated_data["empty"])
         return paginated_response(self, request, statuses, OriginalGenerationSerializer)
 
 
@@ -398,7 +397,7 @@ class CandidateListApi(APIView):
         campaign = self.campaign
         query = CandidateFilterSerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        candidates = selectors.candidates_filtered(campaign, query.filters())
+        candidates = selectors.candidates_paged(campaign, query.filters())
         return paginated_response(self, request, candidates, CandidateSerializer)
 
 

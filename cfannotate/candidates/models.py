@@ -175,6 +175,23 @@ class Candidate(models.Model):
         indexes = [
             models.Index(fields=["campaign", "status"], name="candidate_campaign_status"),
             models.Index(fields=["original", "status"], name="candidate_original_status"),
+            # A campaign's candidates by original, with every column that the reads over
+            # all of them use, so that they scan this index and not the wide rows (text,
+            # prompt, edit, metadata): the ids of a review page in the default order
+            # (ORDERINGS["original"], sorted per original only) or by fluency, the
+            # per-original counts of the generation overview and the campaign list's counts.
+            models.Index(
+                fields=[
+                    "campaign",
+                    "original",
+                    "status",
+                    "control_code",
+                    "source",
+                    "fluency_full",
+                    "id",
+                ],
+                name="candidate_campaign_original",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -200,7 +200,7 @@ def _review_context(request, campaign, *, message: str = "", error=None) -> tupl
     context["classifier_check"] = predictions.baseline_check_note(campaign)
     context["classifier_guessing"] = predictions.baseline_is_weak(campaign)
     filters = form.filters()
-    rows = selectors.candidates_filtered(campaign, filters)
+    rows = selectors.candidates_paged(campaign, filters)
     page = Paginator(rows, REVIEW_PER_PAGE).get_page(request.GET.get("page"))
     context["page"] = page
     # Grouped by original (the default order): each group opens with what generation made of it.

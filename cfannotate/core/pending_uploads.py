@@ -11,10 +11,15 @@ name starts with its owner, so the quota is counted from the directory, under a 
 that two uploads at the same moment cannot both slip past. A new upload for a scope
 replaces the file kept for it before (a preview left open in another tab then says
 the file is gone), so previews abandoned by reloading the page do not pile up.
+
+Beside a file the caller may keep a note (JSON): what it made of the file, e.g. the
+preview it showed, so that showing it again need not read the file. A note goes with
+its file and does not count against the quota.
 """
 
 import fcntl
 import hashlib
+import json
 import os
 import re
 import secrets
@@ -37,6 +42,7 @@ QUOTA_FILES = 10
 QUOTA_BYTES = 250 * 1024 * 1024
 _SALT = "cfannotate.pending-upload"
 _SUFFIX = ".upload"
+_NOTE_SUFFIX = ".note.json"  # not *.upload: the quota counts only the files
 _ID = re.compile(r"^[0-9a-f]{32}$")
 _GONE = (
     "The uploaded file is no longer on the server (it was imported, cancelled, replaced "
@@ -83,6 +89,10 @@ def _scope_prefix(user, scope: str) -> str:
 
 def _path(directory: Path, *, user, scope: str, upload_id: str) -> Path:
     return directory / f"{_scope_prefix(user, scope)}{upload_id}{_SUFFIX}"
+
+
+def _note_path(path: Path) -> Path:
+    return path.with_name(path.name.removesuffix(_SUFFIX) + _NOTE_SUFFIX)
 
 
 def _kept_by(directory: Path, user) -> list[Path]:
@@ -175,6 +185,7 @@ def pending_upload_save(*, content: bytes, file_name: str, user, scope: str) -> 
         os.replace(partial, path)
         for old in replaced:
             old.unlink(missing_ok=True)
+            _note_path(old).unlink(missing_ok=True)
     token = signing.dumps(
         {"id": upload_id, "user": user.pk, "scope": scope, "name": file_name[:200]},
         salt=_SALT,
@@ -207,8 +218,35 @@ def pending_upload_get(*, token: str, user, scope: str) -> PendingUpload:
 
 
 def pending_upload_delete(upload: PendingUpload) -> None:
-    """Forget a kept file; its room in the owner's quota is free at once."""
+    """Forget a kept file (and its note); its room in the owner's quota is free at once."""
     upload.path.unlink(missing_ok=True)
+    _note_path(upload.path).unlink(missing_ok=True)
+
+
+def pending_upload_note_save(upload: PendingUpload, note: dict) -> None:
+    """Keep `note` (JSON) beside the upload, replacing the one before. A note only spares
+    reading the file: one that cannot be written (disk full) is not kept, and nothing fails."""
+    text = json.dumps(note)
+    path = _note_path(upload.path)
+    try:
+        handle, partial = tempfile.mkstemp(dir=path.parent, prefix=".partial-")
+    except OSError:
+        return
+    try:
+        with os.fdopen(handle, "w") as partial_file:
+            partial_file.write(text)
+        os.replace(partial, path)  # a reader never sees half a note
+    except OSError:
+        Path(partial).unlink(missing_ok=True)
+
+
+def pending_upload_note(upload: PendingUpload) -> dict | None:
+    """The note kept beside the upload; None when there is none or it cannot be read."""
+    try:
+        note = json.loads(_note_path(upload.path).read_text())
+    except (OSError, ValueError):
+        return None
+    return note if isinstance(note, dict) else None
 
 
 def pending_uploads_purge(*, older_than_seconds: int = MAX_AGE_SECONDS) -> int:

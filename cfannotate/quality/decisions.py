@@ -72,58 +72,113 @@ def proposed_actions(
     ]
 
 
-def _upsert_proposal(
-    *, campaign: Campaign, assignment: Assignment | None, worker_id: int, action, reason, amount
-) -> bool:
-    """Create or update a proposal unless the researcher already decided; True if written."""
-    if action == DecisionAction.BLOCK:
+class _Proposals:
+    """The decisions that exist for the assignments being proposed for, read in one query,
+    and what proposing them changes: written at the end with one INSERT and one UPDATE."""
+
+    def __init__(self, campaign: Campaign, assignments) -> None:
+        self.campaign = campaign
         existing = WorkerDecision.objects.filter(
-            campaign=campaign, worker_id=worker_id, action=action
-        ).first()
-    elif action == DecisionAction.BONUS:
-        existing = WorkerDecision.objects.filter(assignment=assignment, action=action).first()
-    else:
-        existing = WorkerDecision.objects.filter(
-            assignment=assignment, action__in=[DecisionAction.APPROVE, DecisionAction.REJECT]
-        ).first()
-    if existing is None:
-        WorkerDecision.objects.create(
-            campaign=campaign,
-            worker_id=worker_id,
-            assignment=assignment if action != DecisionAction.BLOCK else None,
-            action=action,
-            amount=amount,
-            reason=reason,
+            Q(assignment__in=assignments)
+            | Q(
+                campaign=campaign,
+                action=DecisionAction.BLOCK,
+                worker_id__in=assignments.values("worker_id"),
+            )
         )
-        return True
-    if existing.state != DecisionState.PROPOSED or not existing.proposed_by_filters:
-        return False
-    if (existing.action, existing.reason, existing.amount) == (action, reason, amount):
-        return False
-    existing.action, existing.reason, existing.amount = action, reason, amount
-    existing.save(update_fields=["action", "reason", "amount", "updated_at"])
-    return True
+        # One decision per key, as the database's unique constraints have it.
+        self.by_key: dict[tuple, WorkerDecision] = {
+            self._key(decision.action, decision.assignment_id, decision.worker_id): decision
+            for decision in existing
+        }
+        self.created: list[WorkerDecision] = []
+        self.changed: dict[int, WorkerDecision] = {}
 
+    @staticmethod
+    def _key(action: str, assignment_id: int | None, worker_id: int) -> tuple:
+        if action == DecisionAction.BLOCK:
+            return (DecisionAction.BLOCK, worker_id)
+        if action == DecisionAction.BONUS:
+            return (DecisionAction.BONUS, assignment_id)
+        return ("payment", assignment_id)  # approve or reject: one of them per assignment
 
-def _stale_proposals(campaign: Campaign, assignment_ids, wanted: set[tuple[int, str]]) -> None:
-    """Drop untouched proposals the filters no longer make (a bonus or block gone away)."""
-    proposals = WorkerDecision.objects.filter(
-        campaign=campaign, state=DecisionState.PROPOSED, proposed_by_filters=True
-    )
-    if assignment_ids is not None:
-        proposals = proposals.filter(assignment_id__in=assignment_ids)
-    for decision in proposals.filter(action=DecisionAction.BONUS):
-        if (decision.assignment_id, DecisionAction.BONUS) not in wanted:
-            decision.delete()
-    if assignment_ids is None:
-        for decision in proposals.filter(action=DecisionAction.BLOCK):
-            if (decision.worker_id, DecisionAction.BLOCK) not in wanted:
-                decision.delete()
+    def propose(self, *, assignment: Assignment, action, reason, amount) -> None:
+        """Create or update a proposal unless the researcher already decided."""
+        worker_id = assignment.worker_id
+        key = self._key(action, assignment.id, worker_id)
+        existing = self.by_key.get(key)
+        if existing is None:
+            decision = WorkerDecision(
+                campaign=self.campaign,
+                worker_id=worker_id,
+                assignment=assignment if action != DecisionAction.BLOCK else None,
+                action=action,
+                amount=amount,
+                reason=reason,
+            )
+            self.by_key[key] = decision  # a block proposed again for the worker's next one
+            self.created.append(decision)
+            return
+        if existing.state != DecisionState.PROPOSED or not existing.proposed_by_filters:
+            return
+        if (existing.action, existing.reason, existing.amount) == (action, reason, amount):
+            return
+        existing.action, existing.reason, existing.amount = action, reason, amount
+        if existing.pk is not None:
+            self.changed[existing.pk] = existing
+
+    def write(self) -> int:
+        """Save what changed; returns the decisions created or updated."""
+        WorkerDecision.objects.bulk_create(self.created)
+        updated = 0
+        if self.changed:
+            now = timezone.now()  # bulk_update leaves auto_now fields alone
+            for decision in self.changed.values():
+                decision.updated_at = now
+            # Still untouched by the researcher: a change they make meanwhile stays theirs.
+            untouched = WorkerDecision.objects.filter(
+                state=DecisionState.PROPOSED, proposed_by_filters=True
+            )
+            updated = untouched.bulk_update(
+                self.changed.values(), ["action", "reason", "amount", "updated_at"]
+            )
+        return len(self.created) + updated
+
+    def drop_stale(self, assignment_ids, wanted: set[tuple[int, str]]) -> None:
+        """Drop untouched proposals the filters no longer make (a bonus or block gone away)."""
+        stale = [
+            decision.pk
+            for decision in self.by_key.values()
+            if decision.pk is not None
+            and decision.campaign_id == self.campaign.id
+            and decision.state == DecisionState.PROPOSED
+            and decision.proposed_by_filters
+            and (
+                (
+                    decision.action == DecisionAction.BONUS
+                    and (decision.assignment_id, DecisionAction.BONUS) not in wanted
+                )
+                or (
+                    decision.action == DecisionAction.BLOCK
+                    and assignment_ids is None
+                    and (decision.worker_id, DecisionAction.BLOCK) not in wanted
+                )
+            )
+        ]
+        if stale:
+            WorkerDecision.objects.filter(
+                id__in=stale, state=DecisionState.PROPOSED, proposed_by_filters=True
+            ).delete()
 
 
 @transaction.atomic
 def decisions_propose(*, campaign: Campaign, assignment_ids: Collection[int] | None = None) -> int:
-    """Propose decisions for submitted assignments (all, or these); returns how many changed."""
+    """Propose decisions for submitted assignments (all, or these); returns how many changed.
+
+    A handful of queries however many assignments: the decisions there are read at once
+    and what changes is written with one INSERT and one UPDATE (batched on SQLite, which
+    limits the parameters of a statement).
+    """
     assignments = Assignment.objects.filter(campaign=campaign, state=AssignmentState.SUBMITTED)
     if assignment_ids is not None:
         assignments = assignments.filter(id__in=assignment_ids)
@@ -134,7 +189,7 @@ def decisions_propose(*, campaign: Campaign, assignment_ids: Collection[int] | N
         )
     }
     settings = filter_settings(campaign)
-    changed = 0
+    proposals = _Proposals(campaign, assignments)
     wanted: set[tuple[int, str]] = set()
     for assignment in assignments.order_by("id"):
         quality = qualities.get(assignment.worker_id)
@@ -145,15 +200,9 @@ def decisions_propose(*, campaign: Campaign, assignment_ids: Collection[int] | N
         ):
             target = assignment.worker_id if action == DecisionAction.BLOCK else assignment.id
             wanted.add((target, action))
-            changed += _upsert_proposal(
-                campaign=campaign,
-                assignment=assignment,
-                worker_id=assignment.worker_id,
-                action=action,
-                reason=reason,
-                amount=amount,
-            )
-    _stale_proposals(campaign, assignment_ids, wanted)
+            proposals.propose(assignment=assignment, action=action, reason=reason, amount=amount)
+    changed = proposals.write()
+    proposals.drop_stale(assignment_ids, wanted)
     return changed
 
 

@@ -1,16 +1,19 @@
 """Reads of quality control: the campaign's agreement, each worker's standing, the plots' data."""
 
+import hashlib
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from datetime import datetime
 
-from django.db.models import Count, F, Q, Sum
+from django.core.cache import cache
+from django.db.models import Count, F, Max, Q, Sum
 
 from cfannotate.campaigns.models import Campaign, FlipClassifier
 from cfannotate.candidates.models import CandidateSource
 from cfannotate.core.text import counted
 from cfannotate.labeling.models import GoldRound, Judgment, LabelingUnit, Round, RoundKind
 from cfannotate.labeling.selectors import GoldCoverage, gold_coverage
-from cfannotate.quality.agreement import Agreement, agreement
+from cfannotate.quality.agreement import Agreement, Basis, agreement
 from cfannotate.quality.models import AggregatedLabel, WorkerDecision, WorkerQuality
 from cfannotate.quality.rules import reason_rule
 
@@ -70,6 +73,8 @@ def _shares(counts: dict[str, int], labels: list[str]) -> list[tuple[str, float]
 
 
 def _agreements(campaign: Campaign, qualified: set[int]) -> tuple[Agreement, ...]:
+    """Agreement over every submitted real-round judgment: all workers, qualified workers,
+    validity. Reads every judgment: pages use `agreements`, which keeps the figures."""
     rows = (
         Judgment.objects.filter(
             round__assignment__campaign=campaign,
@@ -93,6 +98,62 @@ def _agreements(campaign: Campaign, qualified: set[int]) -> tuple[Agreement, ...
         agreement(list(labels.values())),
         agreement(list(labels_qualified.values())),
         agreement(list(validity.values())),
+    )
+
+
+# What a stored result depends on besides the data: its classes' fields, so a release that
+# changes them never reads an older shape back.
+AGREEMENT_SHAPE = tuple(f.name for f in fields(Agreement)) + tuple(f.name for f in fields(Basis))
+
+
+def agreements(
+    campaign: Campaign, *, qualified: set[int], labels_updated_at: datetime | None, voted: int
+) -> tuple[Agreement, ...]:
+    """`_agreements`, computed once per state of the labels and reused until they change.
+
+    The figures change with the judgments and the verdicts, and quality control writes
+    the labels (`AggregatedLabel.updated_at`, the stamp the exports show) on every pass
+    that takes either in: after each assignment, on the sweep while labeling, on a
+    refresh. So the figures are kept in the shared cache under that stamp, the number
+    of labels, the qualified workers and the campaign's `updated_at` (an admin edit of
+    its labels), and a page load reads them back instead of every judgment (a second
+    or so for 30,000). Between two passes a page shows the figures of the last one
+    (computed by a refresh, or by the first load after it), as it shows that pass's
+    kept labels and verdicts.
+    """
+    qualified_ids = ",".join(str(worker_id) for worker_id in sorted(qualified))
+    basis = (
+        AGREEMENT_SHAPE,
+        campaign.updated_at,
+        labels_updated_at,
+        voted,
+        hashlib.sha256(qualified_ids.encode()).hexdigest(),
+    )
+    key = f"quality-agreements:{campaign.id}"
+    stored = cache.get(key)
+    if stored is not None and stored[0] == basis:
+        return stored[1]
+    figures = _agreements(campaign, qualified)
+    cache.set(key, (basis, figures), timeout=None)  # one entry per campaign, replaced
+    return figures
+
+
+def agreements_refresh(campaign: Campaign) -> tuple[Agreement, ...]:
+    """Compute and keep the figures for the labels as they are now (after a quality pass,
+    so the next page load reuses them)."""
+    qualified = set(
+        WorkerQuality.objects.filter(campaign=campaign, qualified=True).values_list(
+            "worker_id", flat=True
+        )
+    )
+    labels = AggregatedLabel.objects.filter(candidate__campaign=campaign).aggregate(
+        voted=Count("id"), last_updated=Max("updated_at")
+    )
+    return agreements(
+        campaign,
+        qualified=qualified,
+        labels_updated_at=labels["last_updated"],
+        voted=labels["voted"],
     )
 
 
@@ -131,6 +192,7 @@ def quality_report(campaign: Campaign) -> QualityReport:
         kept=Count("id", filter=Q(kept=True)),
         discarded=Count("id", filter=Q(is_valid=False, qualified_votes__gt=0)),
         needs_more=Count("id", filter=Q(needs_more=True)),
+        last_updated=Max("updated_at"),
     )
     seconds = [
         (submitted - served).total_seconds()
@@ -143,8 +205,11 @@ def quality_report(campaign: Campaign) -> QualityReport:
     everyone: Counter = Counter()
     for quality in qualities:
         everyone.update(quality.label_counts)
-    label_agreement, label_agreement_qualified, validity_agreement = _agreements(
-        campaign, qualified
+    label_agreement, label_agreement_qualified, validity_agreement = agreements(
+        campaign,
+        qualified=qualified,
+        labels_updated_at=aggregates["last_updated"],
+        voted=aggregates["voted"],
     )
     summary = QualitySummary(
         workers=len(qualities),
@@ -277,13 +342,18 @@ def filter_effects(campaign: Campaign) -> FilterEffects:
     effects = [
         RuleEffect(rule, RULE_SETTINGS[rule][0], *numbers) for rule, numbers in counts.items()
     ]
-    aggregates = AggregatedLabel.objects.filter(candidate__campaign=campaign)
     capped_units = LabelingUnit.objects.filter(
         campaign=campaign,
         requeues__gte=campaign.max_requeues,
         completed__gte=F("judgments_needed"),
     )
-    capped = aggregates.filter(needs_more=True, candidate__unit_item__unit__in=capped_units)
+    # One pass over the campaign's labels (each count was a query of its own, at a few
+    # hundred milliseconds each on a large campaign).
+    standing = AggregatedLabel.objects.filter(candidate__campaign=campaign).aggregate(
+        decided=Count("id", filter=Q(needs_more=False)),
+        needing=Count("id", filter=Q(needs_more=True)),
+        capped=Count("id", filter=Q(needs_more=True, candidate__unit_item__unit__in=capped_units)),
+    )
     hints = [
         f"{counted(effect.careful_alone, 'worker')} with at least "
         f"{CAREFUL_GOLD_ACCURACY:.0%} of their gold right "
@@ -294,9 +364,9 @@ def filter_effects(campaign: Campaign) -> FilterEffects:
     ]
     return FilterEffects(
         rules=effects,
-        decided=aggregates.filter(needs_more=False).count(),
-        waiting=aggregates.filter(needs_more=True).count() - capped.count(),
-        capped=capped.count(),
+        decided=standing["decided"],
+        waiting=standing["needing"] - standing["capped"],
+        capped=standing["capped"],
         hints=hints,
     )
 

@@ -7,11 +7,11 @@ from the page, the API or `manage.py quality_refresh`). The design note is `qual
 """
 
 from collections import Counter, defaultdict
-from collections.abc import Collection
+from collections.abc import Collection, Hashable
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.db.models import Count, Exists, F, OuterRef, Q
+from django.db.models import Count, Exists, F, Min, OuterRef, Q
 
 from cfannotate.campaigns.models import Campaign, CampaignLabel
 from cfannotate.labeling.models import (
@@ -35,6 +35,7 @@ from cfannotate.quality.rules import (
     filter_settings,
     worker_verdict,
 )
+from cfannotate.quality.selectors import agreements_refresh
 from cfannotate.quality.voting import Vote, vote_outcome
 
 
@@ -357,26 +358,66 @@ def units_requeue(*, campaign: Campaign, unit_ids: Collection[int] | None = None
     awaiting_verdict = Round.objects.filter(
         unit=OuterRef("pk"), submitted_at__isnull=False
     ).exclude(worker_id__in=assessed)
-    units = units.filter(~Exists(awaiting_verdict)).filter(
-        items__candidate__aggregated_label__needs_more=True
+    # One grouped query: each disputed unit with the fewest qualified votes among its
+    # counterfactuals that need more (the filter comes before the annotation, so the
+    # minimum is over those counterfactuals only).
+    disputed = (
+        units.filter(~Exists(awaiting_verdict))
+        .filter(items__candidate__aggregated_label__needs_more=True)
+        .values_list("id", "judgments_needed", "requeues")
+        .annotate(fewest=Min("items__candidate__aggregated_label__qualified_votes"))
+        .order_by("id")
     )
     k = campaign.judgments_per_candidate
-    requeued = 0
-    for unit in units.distinct().order_by("id"):
-        lacking = [
-            max(k - qualified, 1)
-            for qualified in AggregatedLabel.objects.filter(
-                candidate__unit_item__unit=unit, needs_more=True
-            ).values_list("qualified_votes", flat=True)
-        ]
-        extra = min(max(lacking, default=0), campaign.max_requeues - unit.requeues)
-        if extra <= 0:
-            continue
-        # Conditional on what was read, so two refreshes never add twice.
-        requeued += LabelingUnit.objects.filter(
-            id=unit.id, judgments_needed=unit.judgments_needed, requeues=unit.requeues
-        ).update(judgments_needed=F("judgments_needed") + extra, requeues=F("requeues") + extra)
-    return requeued
+    changes: dict[int, tuple[int, int, int]] = {}
+    for unit_id, judgments_needed, requeues, fewest in disputed:
+        # The neediest counterfactual lacks K - (its qualified votes), at least one.
+        extra = min(max(k - fewest, 1), campaign.max_requeues - requeues)
+        if extra > 0:
+            changes[unit_id] = (judgments_needed, requeues, extra)
+    return _units_update(changes, _requeue_update)
+
+
+def _requeue_update(change: tuple[int, int, int], unit_ids: list[int]) -> int:
+    judgments_needed, requeues, extra = change
+    # Conditional on what was read, so two refreshes never add twice.
+    return LabelingUnit.objects.filter(
+        id__in=unit_ids, judgments_needed=judgments_needed, requeues=requeues
+    ).update(judgments_needed=F("judgments_needed") + extra, requeues=F("requeues") + extra)
+
+
+# Units locked and updated per transaction: bounds the ids in one statement (SQLite takes
+# at most 32,766 parameters) and how long claimers find units locked.
+UNITS_PER_UPDATE = 5000
+
+
+def _units_update(changes: dict[int, Hashable], update) -> int:
+    """Apply `update(change, unit_ids)` to the units, `changes` {unit id: change}, grouped
+    by change; returns the units updated.
+
+    One UPDATE per distinct change (a handful of values, however many units), not per
+    unit. The units are locked first, in id order, as every other writer of several
+    units locks them (`quality_after_assignment`, lease expiry, a worker stopped
+    early): a multi-row UPDATE locks rows in whatever order it scans them, and two
+    transactions that lock shared rows in different orders can deadlock. Claimers skip
+    locked units and try again a moment later (`units_claim`).
+    """
+    ordered = sorted(changes)
+    updated = 0
+    for start in range(0, len(ordered), UNITS_PER_UPDATE):
+        batch = ordered[start : start + UNITS_PER_UPDATE]
+        groups: dict[Hashable, list[int]] = defaultdict(list)
+        for unit_id in batch:
+            groups[changes[unit_id]].append(unit_id)
+        with transaction.atomic():
+            list(
+                LabelingUnit.objects.select_for_update()
+                .filter(id__in=batch)
+                .order_by("id")
+                .values_list("id", flat=True)
+            )
+            updated += sum(update(change, ids) for change, ids in groups.items())
+    return updated
 
 
 def units_replace_filtered(*, campaign: Campaign, worker_ids: Collection[int]) -> int:
@@ -398,17 +439,23 @@ def units_replace_filtered(*, campaign: Campaign, worker_ids: Collection[int]) -
         .order_by("id")
     )
     k = campaign.judgments_per_candidate
-    grown = 0
-    for unit in units:
-        needed = k + unit.requeues + unit.filtered_rounds
-        grown += LabelingUnit.objects.filter(id=unit.id, judgments_needed__lt=needed).update(
-            judgments_needed=needed
-        )
-    return grown
+    changes: dict[int, int] = {}
+    rows = units.values_list("id", "requeues", "judgments_needed", "filtered_rounds")
+    for unit_id, requeues, judgments_needed, filtered_rounds in rows:
+        needed = k + requeues + filtered_rounds
+        if judgments_needed < needed:  # most runs change nothing: no UPDATE then
+            changes[unit_id] = needed
+    return _units_update(changes, _need_update)
 
 
-def worker_stop(*, campaign: Campaign, worker_id: int) -> int:
-    """A filtered worker is served no more rounds: the rounds of their assignment in
+def _need_update(needed: int, unit_ids: list[int]) -> int:
+    return LabelingUnit.objects.filter(id__in=unit_ids, judgments_needed__lt=needed).update(
+        judgments_needed=needed
+    )
+
+
+def workers_stop(*, campaign: Campaign, worker_ids: Collection[int]) -> int:
+    """Filtered workers are served no more rounds: the rounds of their assignments in
     progress that were not shown yet are withdrawn, their units back in the pool at
     once. The round on their screen stays theirs to submit; an assignment with nothing
     left to do ends (submitted, with its completion code), so the worker is told they
@@ -416,30 +463,48 @@ def worker_stop(*, campaign: Campaign, worker_id: int) -> int:
     """
     from cfannotate.labeling.assignments import assignment_finish_early
 
-    withdrawn = 0
-    active = Assignment.objects.filter(
-        campaign=campaign, worker_id=worker_id, state=AssignmentState.ACTIVE
-    ).values_list("id", flat=True)
-    for assignment_id in active:
-        withdrawn += assignment_finish_early(assignment_id=assignment_id)
-    return withdrawn
+    if not worker_ids:
+        return 0
+    unsubmitted = Round.objects.filter(assignment=OuterRef("pk"), submitted_at__isnull=True)
+    # One query for every worker, and only the assignments with something to do: rounds
+    # not shown yet, or none left to submit. One stopped on an earlier pass keeps only
+    # the round on screen, and ends when the worker submits it.
+    active = (
+        Assignment.objects.filter(
+            campaign=campaign, worker_id__in=worker_ids, state=AssignmentState.ACTIVE
+        )
+        .filter(Exists(unsubmitted.filter(served_at__isnull=True)) | ~Exists(unsubmitted))
+        .values_list("id", flat=True)
+    )
+    return sum(
+        assignment_finish_early(assignment_id=assignment_id)
+        for assignment_id in active.order_by("id")
+    )
+
+
+def worker_stop(*, campaign: Campaign, worker_id: int) -> int:
+    """`workers_stop` for one worker."""
+    return workers_stop(campaign=campaign, worker_ids=[worker_id])
 
 
 # --- Orchestration --------------------------------------------------------------------------
 
 
 def quality_refresh(*, campaign: Campaign) -> RefreshSummary:
-    """Recompute the whole campaign: verdicts, kept labels, re-queues, proposed decisions."""
+    """Recompute the whole campaign: verdicts, kept labels, re-queues, proposed decisions,
+    and the agreement figures the quality page shows."""
     with transaction.atomic():
         verdicts = workers_assess(campaign=campaign)
         aggregates = candidates_aggregate(campaign=campaign)
     filtered = [worker for worker, (_, verdict) in verdicts.items() if not verdict.qualified]
-    for worker_id in filtered:
-        if not verdicts[worker_id][1].on_hold:
-            worker_stop(campaign=campaign, worker_id=worker_id)
+    removed = [worker for worker in filtered if not verdicts[worker][1].on_hold]
+    workers_stop(campaign=campaign, worker_ids=removed)
     units_replace_filtered(campaign=campaign, worker_ids=filtered)
     requeued = units_requeue(campaign=campaign)
     proposed = decisions_propose(campaign=campaign)
+    # The agreement figures of these labels, kept for the pages (the sweep's included, so
+    # a page polled while labeling reads them instead of every judgment).
+    agreements_refresh(campaign)
     return RefreshSummary(
         workers=len(verdicts),
         qualified=sum(1 for _, verdict in verdicts.values() if verdict.qualified),

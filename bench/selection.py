@@ -18,6 +18,17 @@ their time is scaled to the full corpus (it is linear in the number of originals
     python bench/selection.py --quick                     # 200,000; ~15 s on 2 cores
 
 The last line reads `RESULT selection ratio=... seconds=... candidates=... originals=...`.
+
+`--select-originals` measures the other selection, `select_originals` (which originals to
+label first under a budget, selection.md §5), against the exact lazy greedy it ran before
+the partitioned greedy (`baseline_select_originals`, kept here verbatim), in the same run on
+the same synthetic originals (3 selected candidates each, priorities in [0.3, 1]):
+
+    OMP_NUM_THREADS=1 python bench/selection.py --select-originals            # 15,000, budget 500
+    python bench/selection.py --select-originals --originals 6000 --budget 2000
+
+It prints both times, the coverage f(A) of each choice (and of a random choice and of the
+highest priorities, for scale), and `RESULT select_originals ratio=... seconds=... ...`.
 """
 
 import os
@@ -36,12 +47,20 @@ import numpy as np  # noqa: E402
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # before bench/, whose generation.py would shadow the package
 
+from scipy import sparse  # noqa: E402
+
 from generation.relationship import Relationship  # noqa: E402
 from generation.selection import (  # noqa: E402
     DEFAULT_WEIGHTS,
     RelationshipFeatures,
+    _Profiles,
+    _row_sizes,
+    _SimilarityRows,
+    _weighted_jaccard,
+    lazy_greedy,
     relationship_distance,
     select_diverse_many,
+    select_originals,
 )
 
 VOCABULARY = 5_000
@@ -195,6 +214,12 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--sample", type=int, default=None, help="originals the baselines run")
     parser.add_argument("--repeats", type=int, default=None)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--select-originals",
+        action="store_true",
+        help="time select_originals against the exact greedy it replaced above 2,896 originals",
+    )
+    parser.add_argument("--budget", type=int, default=500, help="with --select-originals")
     return parser.parse_args()
 
 
@@ -252,8 +277,137 @@ def quality_print(features, sampled, picks_by_name: dict) -> None:
         )
 
 
+# select_originals ---------------------------------------------------------------------------
+
+
+class BaselineProfiles:
+    """generation.selection._Profiles before the partitioned greedy: S between originals from
+    sparse products of their unions, columns fixed to the demand originals."""
+
+    def __init__(self, features: RelationshipFeatures, weights, demand):
+        originals = len(features.base_keys)
+        membership = sparse.csr_array(
+            (np.ones(len(features), dtype=np.int32), (features.base, np.arange(len(features)))),
+            shape=(originals, len(features)),
+        )
+        codes = sparse.csr_array(
+            (np.ones(len(features), dtype=np.int32), (np.arange(len(features)), features.code)),
+            shape=(len(features), len(features.code_keys)),
+        )
+        self.demand = demand
+        self.components = []
+        for matrix, weight in (
+            (features.removed, weights.removed),
+            (features.added, weights.added),
+            (features.tree, weights.tree),
+            (codes, weights.code),
+        ):
+            if weight:
+                union = (membership @ matrix).tocsr()
+                union.data[:] = 1
+                of_demand = union[demand]
+                self.components.append(
+                    (union, of_demand.T.tocsr(), _row_sizes(of_demand)[None, :], weight)
+                )
+        self.total = sum(component[-1] for component in self.components)
+
+    def block(self, originals: np.ndarray) -> np.ndarray:
+        if not self.components:
+            return (originals[:, None] == self.demand[None, :]).astype(np.float64)
+        similarity = np.zeros((originals.size, self.demand.size))
+        for matrix, demand_transposed, demand_sizes, weight in self.components:
+            rows = matrix[originals]
+            intersection = (rows @ demand_transposed).toarray()
+            union = _row_sizes(rows)[:, None] + demand_sizes - intersection
+            similarity += _weighted_jaccard(intersection, union, weight)
+        similarity /= self.total
+        return similarity
+
+
+def baseline_select_originals(features: RelationshipFeatures, budget: int, priority, weights):
+    """select_originals before the partitioned greedy: the exact lazy greedy over every
+    original, S recomputed row by row once it exceeds 2^23 entries (as indices)."""
+    demand = np.arange(len(features.base_keys))
+    profiles = BaselineProfiles(features, weights, demand)
+    columns = _SimilarityRows(profiles.block, demand.size, demand.size)
+    gains = columns.initial_gains(priority)
+    return lazy_greedy(gains, columns, budget, priority, priority)
+
+
+def synthetic_originals(originals: int, seed: int):
+    """Three selected candidates per original (the campaign default) and a priority in
+    [0.3, 1] each, as the scale copy's model-in-the-loop priorities range."""
+    relationships, _ = synthetic_relationships(originals, 3, seed)
+    priority = np.random.default_rng(seed + 2).uniform(0.3, 1.0, originals)
+    return relationships, priority
+
+
+def coverage_of(profiles: _Profiles, priority: np.ndarray, chosen) -> float:
+    """f(A) = Σ_i p_i max_{a ∈ A} S_ia over every original."""
+    every = profiles.columns(np.arange(profiles.size))
+    chosen = np.asarray(chosen)
+    cover = np.zeros(profiles.size)
+    for start in range(0, chosen.size, 64):
+        cover = np.maximum(cover, profiles.block(chosen[start : start + 64], every).max(axis=0))
+    return float((priority * cover).sum())
+
+
+def main_select_originals(args: argparse.Namespace) -> None:
+    originals = args.originals or 15_000
+    relationships, priority = synthetic_originals(originals, args.seed)
+    features = RelationshipFeatures.build(relationships)
+    keys = features.base_keys
+    index = {key: position for position, key in enumerate(keys)}
+    print(
+        f"data: {len(relationships):,} relationships over {originals:,} originals (3 each), "
+        f"budget {args.budget:,}"
+    )
+    repeats = args.repeats or 1
+    ours_s, ours = best_of(
+        repeats, lambda: select_originals(features, args.budget, priority=priority)
+    )
+    print(f"ours (partitioned greedy above 2,896 originals): {ours_s:.3f} s")
+    baseline_s, baseline = best_of(
+        1, lambda: baseline_select_originals(features, args.budget, priority, DEFAULT_WEIGHTS)
+    )
+    print(f"baseline (exact lazy greedy, as before): {baseline_s:.3f} s")
+
+    profiles = _Profiles(features, DEFAULT_WEIGHTS)
+    exact = coverage_of(profiles, priority, baseline)
+    shares = {
+        "ours": coverage_of(profiles, priority, [index[key] for key in ours]) / exact,
+        "random": coverage_of(
+            profiles,
+            priority,
+            np.random.default_rng(args.seed).choice(originals, args.budget, replace=False),
+        )
+        / exact,
+        "top priority": coverage_of(
+            profiles, priority, np.argsort(-priority, kind="stable")[: args.budget]
+        )
+        / exact,
+    }
+    overlap = len(set(ours) & {keys[j] for j in baseline}) / len(baseline)
+    print(
+        "coverage f(A) / the exact greedy's: "
+        + ", ".join(f"{name} {share:.4f}" for name, share in shares.items())
+        + f"; chosen in both {overlap:.3f}"
+    )
+    ratio = baseline_s / ours_s
+    print(f"speed-up: {ratio:.1f}x")
+    print(
+        f"RESULT select_originals ratio={ratio:.2f} seconds={ours_s:.3f} "
+        f"baseline_s={baseline_s:.3f} originals={originals} budget={args.budget} "
+        f"coverage={shares['ours']:.4f} coverage_random={shares['random']:.4f} "
+        f"coverage_top_priority={shares['top priority']:.4f} overlap={overlap:.3f}"
+    )
+
+
 def main() -> None:
     args = arguments()
+    if args.select_originals:
+        main_select_originals(args)
+        return
     originals = args.originals or (20_000 if args.quick else 100_000)
     sample = min(originals, args.sample or (1_000 if args.quick else 3_000))
     repeats = args.repeats or 3

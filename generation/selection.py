@@ -578,6 +578,18 @@ class _PoolBits:
 
 # 5. Which originals to label first --------------------------------------------------------
 
+# Up to this many originals, select_originals runs the exact lazy greedy with S between them
+# kept whole (2,896² entries fill _DENSE_ENTRIES). Above it the exact greedy cannot answer in
+# a web request (every pair once, then about m/50 rows re-evaluated per pick, as S between
+# originals is dense: 150 s and more for 15,000), so it runs on random parts of at most this
+# size (selection.md §5, "Large corpora").
+ORIGINALS_EXACT_MAX = math.isqrt(_DENSE_ENTRIES)
+# A dense column factor of a profile component up to this many entries (8 bytes each):
+# small vocabularies (codes, tree labels) multiply as dense arrays, large ones stay sparse.
+_DENSE_FACTOR_ENTRIES = 1 << 21
+# Similarity entries per chunk of rows in _Profiles.block: its temporaries stay a few MiB.
+_PROFILE_CHUNK_ENTRIES = 1 << 19
+
 
 def select_originals(
     relationships: Sequence[Relationship] | RelationshipFeatures,
@@ -593,8 +605,10 @@ def select_originals(
     Each original is the union of the relationships given for it (usually the candidates
     select_diverse chose): its removed, added and tree sets and its set of codes. The same
     facility location runs over originals, each original i weighted by priority_i
-    (non-negative; higher is labeled first). `demand_sample` bounds the cost for very large
-    corpora by summing coverage over a seeded sample of originals (selection.md §5).
+    (non-negative; higher is labeled first). Up to ORIGINALS_EXACT_MAX originals the greedy
+    is exact; above, it runs on seeded random parts of at most that size, each conditioned on
+    the originals chosen in the parts before it (selection.md §5). `demand_sample` instead
+    sums coverage over a seeded sample of originals, with the exact greedy over all of them.
     """
     if budget < 0:
         raise ValueError(f"budget must be non-negative, got {budget}")
@@ -607,6 +621,10 @@ def select_originals(
     if budget == 0 or not keys:
         return []
     demand_weights = _priorities(priority, keys)
+    profiles = _Profiles(features, weights)
+    if demand_sample is None and len(keys) > ORIGINALS_EXACT_MAX:
+        chosen = _partitioned_greedy(profiles, demand_weights, budget, seed)
+        return [keys[j] for j in chosen]
     demand = np.arange(len(keys))
     if demand_sample is not None and demand_sample < len(keys):
         if demand_sample < 1:
@@ -614,9 +632,9 @@ def select_originals(
         rng = np.random.default_rng(seed)
         demand = np.sort(rng.choice(len(keys), size=demand_sample, replace=False))
     weights_of_demand = demand_weights[demand]
-    profiles = _Profiles(features, weights, demand)
+    of_demand = profiles.columns(demand)
 
-    columns = _SimilarityRows(profiles.block, len(keys), demand.size)
+    columns = _SimilarityRows(lambda rows: profiles.block(rows, of_demand), len(keys), demand.size)
     gains = columns.initial_gains(weights_of_demand)
     chosen = lazy_greedy(gains, columns, budget, demand_weights, weights_of_demand)
     return [keys[j] for j in chosen]
@@ -637,13 +655,90 @@ def _priorities(priority: Mapping[str, float] | Sequence[float] | None, keys) ->
     return values if values.any() else np.ones(len(keys))
 
 
+def _partitioned_greedy(
+    profiles: _Profiles, priority: np.ndarray, budget: int, seed: int
+) -> list[int]:
+    """Greedy facility location over m > ORIGINALS_EXACT_MAX originals, in O(m · N) similarity
+    entries for parts of N ≤ ORIGINALS_EXACT_MAX instead of the exact greedy's O(m²) and more.
+
+    1. A seeded random permutation cut into P = ⌈m / N⌉ parts of near-equal size; each part
+       is a uniform sample of the originals, so its coverage stands for the whole corpus'.
+    2. Each part's quota is its share of the budget, rounded up: every part proposes at least
+       one original, so that a small budget still sees all of them.
+    3. Part by part, the exact lazy greedy on that part, covering that part's originals, given
+       cover_i = max S_ia over the originals a chosen in earlier parts: facility location on
+       S'_ij = max(S_ij - cover_i, 0) is f(A | chosen so far), still monotone submodular.
+    4. The picks in the order of their marginal gain when picked, scaled by m / part size:
+       within a part that is its greedy order (gains only fall), across parts the larger
+       contribution first; cut at the budget (the rounding up adds fewer than P picks).
+    """
+    size = profiles.size
+    budget = min(budget, size)
+    rng = np.random.default_rng(seed)
+    parts = [
+        np.sort(part)
+        for part in np.array_split(rng.permutation(size), math.ceil(size / ORIGINALS_EXACT_MAX))
+    ]
+    quotas = [min(part.size, -(-budget * part.size // size)) for part in parts]
+    cover = np.zeros(size)  # max S to the originals chosen in earlier parts
+    chosen: list[int] = []
+    gains: list[float] = []
+    for number, (part, quota) in enumerate(zip(parts, quotas, strict=True)):
+        local, local_gains = _conditioned_greedy(profiles, part, cover[part], priority[part], quota)
+        picks = part[local]
+        chosen.extend(picks.tolist())
+        gains.extend(gain * size / part.size for gain in local_gains)
+        if number + 1 < len(parts):
+            later = np.concatenate(parts[number + 1 :])
+            of_later = profiles.columns(later)
+            step = max(1, _BATCH_ENTRIES // later.size)
+            for start in range(0, picks.size, step):
+                block = profiles.block(picks[start : start + step], of_later)
+                cover[later] = np.maximum(cover[later], block.max(axis=0))
+    order = sorted(range(len(chosen)), key=lambda index: -gains[index])  # stable on ties
+    return [chosen[index] for index in order[:budget]]
+
+
+def _conditioned_greedy(
+    profiles: _Profiles, part: np.ndarray, cover: np.ndarray, demand: np.ndarray, k: int
+) -> tuple[list[int], list[float]]:
+    """The exact lazy greedy on the originals `part` given their cover by earlier choices:
+    up to k local indices in selection order, and the marginal gain of each when picked."""
+    # S'_ji = max(S_ji - cover_i, 0), whole: at most ORIGINALS_EXACT_MAX² entries (64 MiB).
+    shifted = profiles.block(part, profiles.columns(part))
+    shifted -= cover
+    np.maximum(shifted, 0.0, out=shifted)
+    step = max(1, _BATCH_ENTRIES // part.size)
+    gains = np.concatenate(
+        [
+            (shifted[start : start + step] * demand).sum(axis=-1)
+            for start in range(0, part.size, step)
+        ]
+    )
+    local = lazy_greedy(gains, lambda js: shifted[js], k, demand, demand)
+    picked, covered = [], np.zeros(part.size)
+    for row in shifted[local]:
+        picked.append(float((demand * np.maximum(row - covered, 0.0)).sum()))
+        np.maximum(covered, row, out=covered)
+    return local, picked
+
+
+@dataclass(frozen=True, eq=False)
+class _ProfileColumns:
+    """The column side of _Profiles.block for some originals, factored once per component."""
+
+    originals: np.ndarray
+    factors: tuple  # per component: ((V, n) dense array or sparse matrix, (n,) set sizes)
+
+
 class _Profiles:
     """Originals as unions of their candidates' sets; S between originals is the weighted
     Jaccard similarity of removed, added, tree and the set of codes. The base term is left
-    out: two originals always differ in it. Columns are the `demand` originals."""
+    out: two originals always differ in it."""
 
-    def __init__(self, features: RelationshipFeatures, weights: DistanceWeights, demand):
+    def __init__(self, features: RelationshipFeatures, weights: DistanceWeights):
         originals = len(features.base_keys)
+        self.size = originals
         membership = sparse.csr_array(
             (np.ones(len(features), dtype=np.int32), (features.base, np.arange(len(features)))),
             shape=(originals, len(features)),
@@ -652,7 +747,6 @@ class _Profiles:
             (np.ones(len(features), dtype=np.int32), (np.arange(len(features)), features.code)),
             shape=(len(features), len(features.code_keys)),
         )
-        self.demand = demand
         self.components = []
         for matrix, weight in (
             (features.removed, weights.removed),
@@ -662,22 +756,50 @@ class _Profiles:
         ):
             if weight:
                 union = (membership @ matrix).tocsr()
-                union.data[:] = 1
-                of_demand = union[demand]
-                self.components.append(
-                    (union, of_demand.T.tocsr(), _row_sizes(of_demand)[None, :], weight)
-                )
+                # Binary, in float64: products are exact counts, already in the dtype S needs.
+                union.data = np.ones(union.data.size)
+                self.components.append((union, _row_sizes(union).astype(np.float64), weight))
         self.total = sum(component[-1] for component in self.components)
 
-    def block(self, originals: np.ndarray) -> np.ndarray:
-        """S between `originals` (rows) and the demand originals (columns)."""
+    def columns(self, originals: np.ndarray) -> _ProfileColumns:
+        factors = []
+        for union, sizes, _ in self.components:
+            of = union[originals]
+            dense = of.shape[1] * originals.size <= _DENSE_FACTOR_ENTRIES
+            factors.append((of.T.toarray() if dense else of.T.tocsr(), sizes[originals]))
+        return _ProfileColumns(originals, tuple(factors))
+
+    def block(self, originals: np.ndarray, columns: _ProfileColumns) -> np.ndarray:
+        """S between `originals` (rows) and the originals of `columns`; a chunk of rows at a
+        time so that the temporaries stay small.
+
+        Bit for bit what _weighted_jaccard and the component sums give: the same float64
+        operations in the same order, so the exact greedy's ties fall as they always did."""
         if not self.components:  # only the base weight: every original is its own kind
-            return (originals[:, None] == self.demand[None, :]).astype(np.float64)
-        similarity = np.zeros((originals.size, self.demand.size))
-        for matrix, demand_transposed, demand_sizes, weight in self.components:
-            rows = matrix[originals]
-            intersection = (rows @ demand_transposed).toarray()
-            union = _row_sizes(rows)[:, None] + demand_sizes - intersection
-            similarity += _weighted_jaccard(intersection, union, weight)
-        similarity /= self.total
+            return (originals[:, None] == columns.originals[None, :]).astype(np.float64)
+        similarity = np.zeros((originals.size, columns.originals.size))
+        step = max(1, _PROFILE_CHUNK_ENTRIES // max(columns.originals.size, 1))
+        rows = [union[originals] for union, _, _ in self.components]
+        for start in range(0, originals.size, step):
+            stop = min(start + step, originals.size)
+            chunk = similarity[start:stop]
+            for (_, sizes, weight), left, (factor, column_sizes) in zip(
+                self.components, rows, columns.factors, strict=True
+            ):
+                intersection = (
+                    left if stop - start == originals.size else left[start:stop]
+                ) @ factor
+                if sparse.issparse(intersection):
+                    intersection = intersection.toarray()
+                row_sizes = sizes[originals[start:stop]]
+                union = np.add.outer(row_sizes, column_sizes)
+                union -= intersection
+                # Two empty sets are the same change: 1, as _weighted_jaccard's 0/0 case.
+                both_empty = np.ix_(row_sizes == 0, column_sizes == 0)
+                intersection[both_empty] = 1.0
+                union[both_empty] = 1.0
+                share = np.divide(intersection, union, out=intersection)
+                share *= weight
+                chunk += share
+            chunk /= self.total
         return similarity

@@ -331,9 +331,15 @@ def _fluency_lm(campaign: Campaign):
         ) from None
 
 
+# External ids per query of the import index: well under SQLite's 999 parameters.
+_IMPORT_LOOKUP_BATCH = 500
+
+
 @dataclass
 class _ImportIndex:
-    """What checking an import's rows needs to know about the campaign, read once."""
+    """What checking an import's rows needs to know about the campaign: only the originals
+    the rows name (and their stored texts), read in a few batched queries whatever the
+    campaign's size. An id the file names but the campaign lacks is simply absent."""
 
     originals: dict[str, Original]  # by external id
     gold: set[int]  # originals of gold rounds
@@ -343,26 +349,42 @@ class _ImportIndex:
     label_values: str
 
     @classmethod
-    def of(cls, campaign: Campaign) -> "_ImportIndex":
+    def of(cls, campaign: Campaign, rows: Sequence) -> "_ImportIndex":
         from cfannotate.campaigns.services import label_lookup
-        from generation.postprocess import normalized_text
 
-        stored = Candidate.objects.filter(campaign=campaign).values_list("original_id", "text")
-        return cls(
-            originals={
-                original.external_id: original
-                for original in campaign.originals.select_related("label").order_by("id")
-            },
-            # Through labeling's relations on Original (labeling sits above candidates).
-            gold=set(
-                campaign.originals.filter(gold_rounds__isnull=False).values_list("id", flat=True)
-            ),
-            in_units=set(
-                campaign.originals.filter(units__isnull=False).values_list("id", flat=True)
-            ),
-            existing={(original_id, normalized_text(text)) for original_id, text in stored},
+        # The ids exactly as _row_checked reads them; anything else is refused per row.
+        named = (_cell(row.values.get("original_id")) for row in rows)
+        external_ids = sorted({value for value in named if isinstance(value, str) and value})
+        index = cls(
+            originals={},
+            gold=set(),
+            in_units=set(),
+            existing=set(),
             labels=label_lookup(campaign),
             label_values=", ".join(campaign.labels.values_list("value", flat=True)),
+        )
+        for start in range(0, len(external_ids), _IMPORT_LOOKUP_BATCH):
+            index._add(campaign, external_ids[start : start + _IMPORT_LOOKUP_BATCH])
+        return index
+
+    def _add(self, campaign: Campaign, external_ids: list[str]) -> None:
+        from generation.postprocess import normalized_text
+
+        originals = list(
+            campaign.originals.filter(external_id__in=external_ids).select_related("label")
+        )
+        if not originals:
+            return
+        self.originals.update((original.external_id, original) for original in originals)
+        ids = [original.pk for original in originals]
+        found = campaign.originals.filter(pk__in=ids)
+        # Through labeling's relations on Original (labeling sits above candidates).
+        self.gold.update(found.filter(gold_rounds__isnull=False).values_list("id", flat=True))
+        self.in_units.update(found.filter(units__isnull=False).values_list("id", flat=True))
+        stored = Candidate.objects.filter(campaign=campaign, original_id__in=ids)
+        self.existing.update(
+            (original_id, normalized_text(text))
+            for original_id, text in stored.values_list("original_id", "text")
         )
 
 
@@ -373,7 +395,7 @@ def _import_records(
     from cfannotate.candidates.uploads import COLUMNS
     from generation.records import CandidateRecord
 
-    index = _ImportIndex.of(campaign)
+    index = _ImportIndex.of(campaign, rows)
     errors = dict(errors)
     seen: dict[tuple[int, str], str] = {}
     records, used = [], {}

@@ -1,6 +1,7 @@
 """bench/selection.py: its baselines choose what the greedies they mirror choose, and the
 script runs at a tiny size and prints its RESULT line with the polyjuice ratio."""
 
+import argparse
 import re
 import subprocess
 import sys
@@ -11,12 +12,21 @@ import pytest
 from bench.selection import (
     baseline_max_min,
     baseline_polyjuice,
+    baseline_select_originals,
+    main_select_originals,
     pools_of,
     quality,
+    synthetic_originals,
     synthetic_relationships,
 )
+from generation import selection
 from generation.relationship import Relationship
-from generation.selection import DEFAULT_WEIGHTS, RelationshipFeatures, select_diverse_many
+from generation.selection import (
+    DEFAULT_WEIGHTS,
+    RelationshipFeatures,
+    select_diverse_many,
+    select_originals,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -92,3 +102,23 @@ def test_the_script_runs_and_its_ratio_is_the_polyjuice_baselines(tmp_path):
     assert float(fields["ratio_max_min"]) == pytest.approx(
         float(fields["max_min_s"]) / ours, rel=0.05
     )
+
+
+def test_the_select_originals_baseline_is_the_exact_greedy_ours_runs_up_to_its_limit():
+    relationships, priority = synthetic_originals(300, seed=4)
+    features = RelationshipFeatures.build(relationships)
+    baseline = baseline_select_originals(features, 40, priority, DEFAULT_WEIGHTS)
+    ours = select_originals(features, 40, priority=priority)
+    assert ours == [features.base_keys[j] for j in baseline]
+
+
+def test_the_select_originals_case_reports_both_times_and_the_coverage(monkeypatch, capsys):
+    monkeypatch.setattr(selection, "ORIGINALS_EXACT_MAX", 100)  # four parts of 100
+    arguments = argparse.Namespace(originals=400, budget=30, seed=0, repeats=1)
+    main_select_originals(arguments)
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.startswith("RESULT select_originals ratio=")
+    fields = {key: float(value) for key, value in re.findall(r"(\w+)=([\d.]+)", last)}
+    assert (fields["originals"], fields["budget"]) == (400, 30)
+    assert fields["ratio"] == pytest.approx(fields["baseline_s"] / fields["seconds"], rel=0.05)
+    assert fields["coverage"] > fields["coverage_random"]  # the exact greedy's is 1

@@ -1,9 +1,12 @@
 """Corpus-level selection in the web app: the most diverse originals under a budget first."""
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from cfannotate.core.exceptions import InvalidInput
+from cfannotate.labeling import ordering
 from cfannotate.labeling.assignments import assignment_start
 from cfannotate.labeling.models import LabelingUnit
 from cfannotate.labeling.ordering import BUDGET_PRIORITY_BASE, units_order_by_budget
@@ -124,6 +127,37 @@ def test_ordering_is_for_the_owner_only(client, other_researcher, ordered_campai
         client.post(reverse("labeling-order", args=[campaign.id]), {"budget": 1}).status_code == 404
     )
     assert client.post(reverse("labeling-priority", args=[campaign.id])).status_code == 404
+
+
+def test_ordering_takes_as_many_queries_for_a_larger_campaign(db):
+    counts = []
+    for size in (3, 12):
+        campaign = make_labeling_campaign(units=size, gold=0, training=0)
+        codes = ("lexical", "insert", "negation")
+        for number, unit in enumerate(LabelingUnit.objects.filter(campaign=campaign)):
+            for item in unit.items.all():
+                edit = (f"w{number % 4}", f"v{item.position}", codes[number % 3])
+                item.candidate.edit = {"relationship": relationship("ignored", *edit)}
+                item.candidate.save(update_fields=["edit"])
+        with CaptureQueriesContext(connection) as queries:
+            summary = units_order_by_budget(campaign=campaign, budget=size)
+        assert (summary.originals, summary.units) == (size, size)
+        counts.append(len(queries.captured_queries))
+    assert counts[0] == counts[1]
+
+
+def test_the_order_written_in_batches_is_the_same(ordered_campaign, monkeypatch):
+    campaign, units = ordered_campaign
+    units_order_by_budget(campaign=campaign, budget=3)
+    whole = {name: _priority(unit) for name, unit in units.items()}
+    assert sorted(whole.values()) == [BUDGET_PRIORITY_BASE + rank for rank in (1, 2, 3)]
+    LabelingUnit.objects.filter(campaign=campaign).update(priority=0.0)
+    monkeypatch.setattr(ordering, "_RANK_BATCH", 2)
+    with CaptureQueriesContext(connection) as queries:
+        assert units_order_by_budget(campaign=campaign, budget=3).units == 3
+    updates = [query for query in queries.captured_queries if query["sql"].startswith("UPDATE")]
+    assert len(updates) == 1 + 2  # the reset, then two batches of ranks
+    assert {name: _priority(unit) for name, unit in units.items()} == whole
 
 
 def _priority(unit) -> float:

@@ -72,6 +72,7 @@ EXEMPT = {
     "join-personal": "worker entry",
     "worker-item-save": "worker round page",
     "worker-round-submit": "worker round page",
+    "worker-lease-keep": "worker pages (the warning before the lease runs out)",
 }
 SKIPPED_PREFIXES = ("api/", "admin/")
 

@@ -6,15 +6,14 @@ import random
 
 import numpy as np
 import pytest
-from scipy import sparse
 
+from bench.selection import BaselineProfiles
 from generation import selection
 from generation.selection import (
     DistanceWeights,
     RelationshipFeatures,
     _priorities,
     _Profiles,
-    _weighted_jaccard,
     select_originals,
 )
 from tests.generation.test_selection import random_relationships, rel
@@ -23,35 +22,10 @@ WEIGHTS = DistanceWeights(base=1.0, removed=1.0, added=1.0, tree=0.5, code=1.0)
 
 
 def reference_similarity(features: RelationshipFeatures, weights: DistanceWeights) -> np.ndarray:
-    """S between all originals as the code before the partitioned greedy computed it: sparse
-    products of the unions, _weighted_jaccard per component, summed in order."""
-    originals, n = len(features.base_keys), len(features)
-    membership = sparse.csr_array(
-        (np.ones(n, dtype=np.int32), (features.base, np.arange(n))), shape=(originals, n)
-    )
-    codes = sparse.csr_array(
-        (np.ones(n, dtype=np.int32), (np.arange(n), features.code)),
-        shape=(n, len(features.code_keys)),
-    )
-    similarity = np.zeros((originals, originals))
-    total = 0.0
-    for matrix, weight in (
-        (features.removed, weights.removed),
-        (features.added, weights.added),
-        (features.tree, weights.tree),
-        (codes, weights.code),
-    ):
-        if weight:
-            union = (membership @ matrix).tocsr()
-            union.data[:] = 1
-            intersection = (union @ union.T).toarray()
-            sizes = np.diff(union.indptr)
-            similarity += _weighted_jaccard(
-                intersection, sizes[:, None] + sizes[None, :] - intersection, weight
-            )
-            total += weight
-    similarity /= total
-    return similarity
+    """S between all originals as the code before the partitioned greedy computed it: the
+    benchmark's copy of that code (bench.selection.BaselineProfiles), every row at once."""
+    everyone = np.arange(len(features.base_keys))
+    return BaselineProfiles(features, weights, everyone).block(everyone)
 
 
 def plain_greedy(similarity: np.ndarray, demand: np.ndarray, k: int) -> list[int]:

@@ -426,3 +426,12 @@ def test_still_here_refuses_what_any_write_refuses(client, assignment):
     assert assignment.lease_expires_at == past  # not renewed
     # An expired assignment's pages set no timer.
     assert b"data-lease-seconds" not in client.get(_round_url(assignment, 1)).content
+
+
+def test_still_here_on_a_submitted_assignment_says_there_is_nothing_to_keep(client, assignment):
+    Assignment.objects.filter(pk=assignment.pk).update(state=AssignmentState.SUBMITTED)
+    refused = _keep(client, assignment, htmx=False)
+    assert refused.status_code == 409
+    assert b"already submitted: there is nothing to keep" in refused.content
+    assignment.refresh_from_db()
+    assert assignment.state == AssignmentState.SUBMITTED

@@ -489,17 +489,27 @@ def gold_author(
 
 
 def candidates_import(researcher: Researcher, base: str, labeled: list[Pair]) -> dict:
-    """The labeled pairs' revised hypotheses as a candidate CSV import: the import's answer."""
+    """The labeled pairs' revised hypotheses as a candidate CSV import, followed until the
+    background task has stored them (or 300 s): the finished import."""
     table = io.StringIO()
     writer = csv.writer(table, lineterminator="\n")
     writer.writerow(["original_id", "text"])
     writer.writerows([pair.id, text] for pair in labeled for text, _ in pair.revised)
-    return researcher.call(
+    queued = researcher.call(
         "POST",
         f"{base}/candidates/import/",
-        201,
+        202,
         files={"file": ("candidates.csv", table.getvalue().encode(), "text/csv")},
     ).json()
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        job = researcher.call("GET", queued["url"]).json()
+        if job["state"] == "done":
+            return job
+        if job["state"] in ("failed", "cancelled"):
+            _fail(f"the candidate import {job['state']}: {job['error']} {job['fields']}")
+        time.sleep(0.5)
+    _fail("the candidate import was not done within 300 s.")
 
 
 def selection_wait(researcher: Researcher, base: str, kept: int) -> int:

@@ -22,6 +22,7 @@ API_COUNTERPARTS = {
     "run-cancel": ("POST", "api-generation-cancel"),
     "run-retry": ("POST", "api-generation-retry"),
     "candidate-import": ("POST", "api-candidate-import"),
+    "candidate-import-cancel": ("POST", "api-candidate-import-cancel"),
     "candidates-bulk": ("POST", "api-candidate-review"),
     "candidate-predictions": ("POST", "api-candidate-predictions"),
     "candidate-accept": ("POST", "api-candidate-accept"),

@@ -29,7 +29,7 @@ BUDGETS = {
     "campaign-new": 3,
     "campaign-detail": 14,
     "campaign-data": 7,
-    "campaign-generation": 11,
+    "campaign-generation": 12,
     "campaign-labeling": 7,
     "campaign-exports": 6,
     "campaign-settings": 5,

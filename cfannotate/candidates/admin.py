@@ -1,6 +1,11 @@
 from django.contrib import admin
 
-from cfannotate.candidates.models import Candidate, GenerationChunk, GenerationRun
+from cfannotate.candidates.models import (
+    Candidate,
+    CandidateImport,
+    GenerationChunk,
+    GenerationRun,
+)
 
 
 @admin.register(Candidate)
@@ -81,3 +86,34 @@ class GenerationChunkAdmin(admin.ModelAdmin):
     search_fields = ["worker", "error"]
     raw_id_fields = ["run"]
     readonly_fields = ["attempts", "started_at", "finished_at"]
+
+
+@admin.register(CandidateImport)
+class CandidateImportAdmin(admin.ModelAdmin):
+    """What each import did; read only (a running one is cancelled from its campaign's page
+    or the API, which keep the task and the import in step)."""
+
+    list_display = [
+        "id",
+        "campaign",
+        "file_name",
+        "state",
+        "rows_done",
+        "rows_total",
+        "imported",
+        "created_at",
+        "finished_at",
+    ]
+    list_filter = ["state"]
+    search_fields = ["campaign__name", "file_name", "error"]
+    list_select_related = ["campaign"]
+    exclude = ["content"]  # the file itself: up to 20 MB, and only until the import ends
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).defer("content")
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False

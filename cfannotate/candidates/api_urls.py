@@ -12,6 +12,16 @@ urlpatterns = [
         name="api-candidate-import",
     ),
     path(
+        "campaigns/<int:campaign_id>/candidates/imports/<int:import_id>/",
+        apis.CandidateImportDetailApi.as_view(),
+        name="api-candidate-import-detail",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/candidates/imports/<int:import_id>/cancel/",
+        apis.CandidateImportCancelApi.as_view(),
+        name="api-candidate-import-cancel",
+    ),
+    path(
         "campaigns/<int:campaign_id>/generation/",
         apis.GenerationProgressApi.as_view(),
         name="api-generation-progress",

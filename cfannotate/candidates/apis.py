@@ -4,6 +4,7 @@ review (list with filters, accept, reject, edit, bulk review).
 Every endpoint is scoped to the campaign's owner.
 """
 
+from django.urls import reverse
 from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.pagination import PageNumberPagination
@@ -12,14 +13,16 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from cfannotate.candidates import predictions, review, runs, selectors, services
+from cfannotate.candidates import imports, predictions, review, runs, selectors
 from cfannotate.candidates.forms import FLUENCY_BOUND
 from cfannotate.candidates.models import (
+    CandidateImport,
     CandidateQuerySet,
     CandidateSource,
     CandidateStatus,
     ControlCode,
     GenerationRun,
+    ImportState,
 )
 from cfannotate.candidates.uploads import uploaded_bytes
 from cfannotate.core.api_input import BodySerializer
@@ -200,8 +203,59 @@ class GenerationStatusApi(APIView):
         return paginated_response(self, request, statuses, OriginalGenerationSerializer)
 
 
+@extend_schema_serializer(component_name="CandidateImport")
+class CandidateImportSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    state = serializers.ChoiceField(
+        choices=ImportState.choices,
+        help_text="queued and running: poll this import's URL; done: the candidates are "
+        "stored; failed: `error` and `fields` say why (nothing was stored); cancelled.",
+    )
+    file_name = serializers.CharField()
+    score_fluency = serializers.BooleanField()
+    rows_total = serializers.IntegerField()
+    rows_done = serializers.IntegerField(help_text="Rows annotated so far.")
+    percent = serializers.IntegerField()
+    seconds_left = serializers.FloatField(
+        allow_null=True, help_text="At the pace so far, while running."
+    )
+    stalled = serializers.BooleanField(
+        help_text="Running without progress for 10 minutes: its worker may have stopped; "
+        "cancel it and import again."
+    )
+    imported = serializers.IntegerField(help_text="New candidates stored (when done).")
+    kept = serializers.IntegerField(help_text="Of those, fluent (all, unless fluency scored).")
+    originals = serializers.IntegerField(help_text="Originals they belong to (when done).")
+    error = serializers.CharField(help_text="Why it failed; empty otherwise.")
+    fields = serializers.DictField(
+        source="error_fields",
+        child=serializers.ListField(child=serializers.CharField()),
+        help_text='Where it failed ("row 3": [problems]), as a refused upload\'s fields.',
+    )
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    url = serializers.SerializerMethodField(help_text="This import, to poll.")
+
+    def get_url(self, job: CandidateImport) -> str:
+        return self.context["request"].build_absolute_uri(_import_path(job))
+
+
+def _import_path(job: CandidateImport) -> str:
+    return reverse(
+        "api-candidate-import-detail",
+        kwargs={"campaign_id": job.campaign_id, "import_id": job.pk},
+    )
+
+
+def _import_body(request: Request, job: CandidateImport) -> dict:
+    return CandidateImportSerializer(job, context={"request": request}).data
+
+
 class CandidateImportApi(APIView):
-    """Upload the researcher's own candidates (CSV or JSONL); all rows or none."""
+    """Upload the researcher's own candidates (CSV or JSONL); all rows or none. The rows are
+    checked in the request (400 naming every bad row); a valid file is annotated and stored
+    by a background task: the answer (202) is the import, to poll at its `url`."""
 
     parser_classes = [MultiPartParser, FormParser]
 
@@ -214,33 +268,42 @@ class CandidateImportApi(APIView):
             default=False, help_text="Score fluency with the campaign's LM (slower)."
         )
 
-    @extend_schema_serializer(component_name="CandidateImportOutput")
-    class OutputSerializer(serializers.Serializer):
-        imported = serializers.IntegerField()
-        kept = serializers.IntegerField()
-        originals = serializers.IntegerField()
-        units = serializers.ChoiceField(
-            choices=["building", "caller"],
-            help_text="'building': labeling units are being built in the background; "
-            "labeling can be opened now.",
-        )
-        message = serializers.CharField(help_text="What happens next, in words.")
-
     @extend_schema(
-        request={"multipart/form-data": InputSerializer}, responses={201: OutputSerializer}
+        request={"multipart/form-data": InputSerializer},
+        responses={202: CandidateImportSerializer},
     )
     def post(self, request: Request, campaign_id: int) -> Response:
         campaign = self.campaign
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         upload = serializer.validated_data["file"]
-        summary = services.candidates_import(
+        job = imports.candidate_import_start(
             campaign=campaign,
+            user=request.user,
             file_name=upload.name,
             content=uploaded_bytes(upload),
             score_fluency=serializer.validated_data["score_fluency"],
         )
-        return Response(self.OutputSerializer(summary).data, status=status.HTTP_201_CREATED)
+        body = _import_body(request, job)
+        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
+
+
+class CandidateImportDetailApi(APIView):
+    """One import of the researcher's own candidates: its progress, or how it ended."""
+
+    @extend_schema(responses=CandidateImportSerializer)
+    def get(self, request: Request, campaign_id: int, import_id: int) -> Response:
+        job = imports.candidate_import_of(self.campaign, import_id)
+        return Response(_import_body(request, job))
+
+
+class CandidateImportCancelApi(APIView):
+    """Cancel a queued or running import: nothing of it is stored (409 once it ended)."""
+
+    @extend_schema(request=None, responses=CandidateImportSerializer)
+    def post(self, request: Request, campaign_id: int, import_id: int) -> Response:
+        job = imports.candidate_import_cancel(campaign=self.campaign, import_id=import_id)
+        return Response(_import_body(request, job))
 
 
 class CandidatePredictionsUploadApi(APIView):

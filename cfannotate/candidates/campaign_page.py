@@ -7,6 +7,7 @@ from django.db.models import Count
 from django.http import HttpRequest
 
 from cfannotate.campaigns.models import Campaign
+from cfannotate.candidates.imports import latest_candidate_import
 from cfannotate.candidates.models import CandidateStatus, RunState
 from cfannotate.candidates.predictions import baseline_check_note
 from cfannotate.candidates.selectors import (
@@ -25,6 +26,7 @@ def campaign_page_context(request: HttpRequest, campaign: Campaign) -> dict:
         "progress": run_progress(run) if run else None,
         "generation": generation_overview(campaign),
         "counts": candidate_counts(campaign),  # the candidates table's link
+        "candidate_import": latest_candidate_import(campaign),  # its progress or its end
     }
 
 

@@ -1,8 +1,10 @@
 """Candidate counterfactuals x̂ of an original, from a generator, an import or a researcher."""
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.db.models.functions import MD5
+from django.utils import timezone
 
 from cfannotate.campaigns.models import Campaign, CampaignLabel, Original
 
@@ -277,3 +279,92 @@ class GenerationChunk(models.Model):
 
     def __str__(self) -> str:
         return f"chunk {self.index} of run {self.run_id}"
+
+
+class ImportState(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+ACTIVE_IMPORT_STATES = (ImportState.QUEUED, ImportState.RUNNING)
+# A part of an import (IMPORT_PART_ROWS rows) takes well under a minute, even with fluency.
+IMPORT_STALL_SECONDS = 10 * 60
+
+
+class CandidateImport(models.Model):
+    """A researcher's file of candidates, annotated and stored by a background task.
+
+    Its rows were checked when it was uploaded; the task checks them again (the campaign
+    may have changed since), annotates them in parts, reporting `rows_done` after each,
+    and stores them all or none. The file itself is kept only until the import ends.
+    """
+
+    campaign = models.ForeignKey(
+        Campaign, on_delete=models.CASCADE, related_name="candidate_imports"
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    file_name = models.CharField(max_length=200, help_text="As the uploader's computer named it.")
+    content = models.BinaryField(blank=True, help_text="The file, emptied when the import ends.")
+    score_fluency = models.BooleanField(default=False)
+    state = models.CharField(max_length=20, choices=ImportState.choices, default=ImportState.QUEUED)
+    rows_total = models.PositiveIntegerField(default=0)
+    rows_done = models.PositiveIntegerField(default=0, help_text="Rows annotated so far.")
+    imported = models.PositiveIntegerField(default=0, help_text="New candidates stored.")
+    kept = models.PositiveIntegerField(default=0, help_text="Of those, fluent.")
+    originals = models.PositiveIntegerField(default=0, help_text="Originals they belong to.")
+    error = models.TextField(blank=True)
+    # Where -> what is wrong ("row 3": [...]), as an InvalidInput's fields.
+    error_fields = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    # The worker's last sign of life: its last progress report.
+    updated_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            # One import at a time per campaign: two would check their rows against
+            # the same stored candidates and could both add the same text.
+            models.UniqueConstraint(
+                fields=["campaign"],
+                condition=Q(state__in=["queued", "running"]),
+                name="one_active_import_per_campaign",
+            ),
+            models.CheckConstraint(
+                condition=Q(rows_done__lte=models.F("rows_total")),
+                name="import_done_within_total",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"import {self.pk} of {self.file_name} into {self.campaign}"
+
+    @property
+    def active(self) -> bool:
+        return self.state in ACTIVE_IMPORT_STATES
+
+    @property
+    def percent(self) -> int:
+        return int(100 * self.rows_done / self.rows_total) if self.rows_total else 0
+
+    @property
+    def seconds_left(self) -> float | None:
+        """At the pace so far; None until the first part is annotated."""
+        if self.state != ImportState.RUNNING or not self.rows_done or not self.started_at:
+            return None
+        spent = ((self.updated_at or self.started_at) - self.started_at).total_seconds()
+        return spent / self.rows_done * (self.rows_total - self.rows_done)
+
+    @property
+    def stalled(self) -> bool:
+        """Running, but no progress reported for IMPORT_STALL_SECONDS: its worker may
+        have stopped (the researcher can cancel it and import again)."""
+        if self.state != ImportState.RUNNING or self.updated_at is None:
+            return False
+        return (timezone.now() - self.updated_at).total_seconds() > IMPORT_STALL_SECONDS

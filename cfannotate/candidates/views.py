@@ -1,9 +1,10 @@
 """The candidates blocks of the campaign page and the review page (htmx).
 
 Generation runs: start, live progress (polling), cancel, retry. Imports: the upload form
-for the researcher's own candidates. Review: filter, accept, reject, edit (row by row or
-ticked in bulk), and the upload form for the researcher's predicted labels. "Promote to
-gold" is labeling's page (`labeling/gold_views.py`).
+for the researcher's own candidates, then the background import's progress and cancel.
+Review: filter, accept, reject, edit (row by row or ticked in bulk), and the upload form
+for the researcher's predicted labels. "Promote to gold" is labeling's page
+(`labeling/gold_views.py`).
 """
 
 from django.contrib import messages
@@ -17,13 +18,13 @@ from django_htmx.http import HttpResponseClientRefresh, trigger_client_event
 
 from cfannotate.campaigns.access import campaign_owner_required
 from cfannotate.campaigns.plain_forms import block_of_section_page, plain_form_fallback
-from cfannotate.candidates import predictions, review, runs, selectors, services
+from cfannotate.candidates import imports, predictions, review, runs, selectors
 from cfannotate.candidates.forms import (
     CandidateFilterForm,
     CandidateImportForm,
     CandidatePredictionsForm,
 )
-from cfannotate.candidates.models import GenerationRun
+from cfannotate.candidates.models import CandidateImport, GenerationRun, ImportState
 from cfannotate.candidates.uploads import uploaded_bytes
 from cfannotate.core.exceptions import CfannotateError, InvalidInput, NotFound
 from cfannotate.core.form_numbers import is_digits
@@ -130,11 +131,25 @@ def run_retry(request: HtmxHttpRequest, campaign_id: int, run_id: int) -> HttpRe
 
 
 def _import_fragment(
-    request, campaign, form: CandidateImportForm, *, error: CfannotateError | None = None
+    request,
+    campaign,
+    form: CandidateImportForm,
+    *,
+    job: CandidateImport | None,
+    error: CfannotateError | None = None,
+    message: str = "",
+    status: int | None = None,
 ) -> HttpResponse:
     # The error's own status: htmx swaps 4xx answers too (responseHandling in base.html).
-    status = 200 if error is None else error.status_code
-    context = {"campaign": campaign, "form": form, "error": error}
+    if status is None:
+        status = 200 if error is None else error.status_code
+    context = {
+        "campaign": campaign,
+        "form": form,
+        "error": error,
+        "candidate_import": job,
+        "message": message,  # a plain form's flash message (plain_form_fallback)
+    }
     return TemplateResponse(request, IMPORT_FRAGMENT, context, status=status)
 
 
@@ -143,33 +158,76 @@ def _import_fragment(
 @block_of_section_page
 @plain_form_fallback
 def candidate_import(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
-    """The upload form; a valid file reloads the campaign page with what was imported."""
+    """The upload form, or the progress of the import under way. A posted file's rows are
+    checked now (every bad one named in place); a good file is annotated and stored by a
+    background task whose progress the block then shows."""
     campaign = request.campaign
     if request.method == "GET":
-        return _import_fragment(request, campaign, CandidateImportForm())
+        job = imports.latest_candidate_import(campaign)
+        return _import_fragment(request, campaign, CandidateImportForm(), job=job)
     form = CandidateImportForm(request.POST, request.FILES)
     if not form.is_valid():
         fields = {name: list(problems) for name, problems in form.errors.items()}
         error = InvalidInput("Choose a CSV or JSONL file to upload.", fields=fields)
-        return _import_fragment(request, campaign, form, error=error)
+        return _import_fragment(request, campaign, form, job=None, error=error)
     upload = form.cleaned_data["file"]
     try:
-        summary = services.candidates_import(
+        job = imports.candidate_import_start(
             campaign=campaign,
+            user=request.user,
             file_name=upload.name,
             content=uploaded_bytes(upload),
             score_fluency=form.cleaned_data["score_fluency"],
         )
     except CfannotateError as error:
-        return _import_fragment(request, campaign, form, error=error)
-    messages.success(
-        request,
-        f"Imported {summary.imported} candidates for {summary.originals} originals. "
-        + summary.message,
+        return _import_fragment(request, campaign, form, job=None, error=error)
+    message = (
+        f"{job.file_name}: all {counted(job.rows_total, 'row')} are valid; they are being "
+        "annotated and stored in the background."
     )
-    if request.htmx:
+    return _import_fragment(request, campaign, CandidateImportForm(), job=job, message=message)
+
+
+@campaign_owner_required
+@require_GET
+@block_of_section_page
+def candidate_import_progress(
+    request: HtmxHttpRequest, campaign_id: int, import_id: int
+) -> HttpResponse:
+    """The block while it polls one import; the poll that finds it done reloads the page,
+    which then shows the new candidates and what was imported."""
+    campaign = request.campaign
+    try:
+        job = imports.candidate_import_of(campaign, import_id)
+    except NotFound as error:
+        raise Http404(error.message) from None
+    if job.state == ImportState.DONE:
+        messages.success(request, import_done_message(job))
         return HttpResponseClientRefresh()
-    return redirect("campaign-detail", campaign_id=campaign.id)
+    return _import_fragment(request, campaign, CandidateImportForm(), job=job)
+
+
+@campaign_owner_required
+@require_POST
+@plain_form_fallback
+def candidate_import_cancel(request: HtmxHttpRequest, campaign_id: int, import_id: int):
+    """Cancel a queued or running import; nothing of it is stored."""
+    campaign = request.campaign
+    try:
+        job = imports.candidate_import_cancel(campaign=campaign, import_id=import_id)
+    except CfannotateError as error:
+        latest = imports.latest_candidate_import(campaign)
+        return _import_fragment(request, campaign, CandidateImportForm(), job=latest, error=error)
+    message = f"The import of {job.file_name} was cancelled; nothing of it was imported."
+    return _import_fragment(request, campaign, CandidateImportForm(), job=job, message=message)
+
+
+def import_done_message(job: CandidateImport) -> str:
+    return (
+        f"Imported {counted(job.imported, 'candidate')} for "
+        f"{counted(job.originals, 'original')} from {job.file_name}. "
+        + imports.ImportSummary(job.imported, job.kept, job.originals).message
+    )
 
 
 # --------------------------------------------------------------------------- review

@@ -99,7 +99,7 @@ def demo_labeled_example(*, owner, seed: int = 2026) -> Campaign:
     round services (`cfannotate.labeling.simulation`), and quality
     control runs as it does after real rounds. The workers' ids start with `demo-`.
     """
-    from cfannotate.candidates.services import candidates_import
+    from cfannotate.candidates.imports import candidates_import
     from cfannotate.crowd.services import worker_get_or_create
     from cfannotate.labeling.assignments import NoWorkLeft
     from cfannotate.labeling.services import labeling_open

@@ -5,8 +5,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from cfannotate.candidates import services
-from cfannotate.candidates.services import _ImportIndex, candidates_import
+from cfannotate.candidates import imports
+from cfannotate.candidates.imports import _ImportIndex, candidates_import
 from cfannotate.candidates.uploads import read_candidate_upload
 from cfannotate.core.exceptions import InvalidInput
 from tests.factories import make_campaign, make_candidate, make_original
@@ -54,7 +54,7 @@ def test_many_named_originals_are_read_in_batches_with_the_same_result(monkeypat
     campaign, originals = campaign_of(7)
     rows = rows_of(*(f"{original.external_id},Another text." for original in originals))
     whole, whole_count = index_queries(campaign, rows)
-    monkeypatch.setattr(services, "_IMPORT_LOOKUP_BATCH", 3)
+    monkeypatch.setattr(imports, "_IMPORT_LOOKUP_BATCH", 3)
     batched, batched_count = index_queries(campaign, rows)
     assert batched.originals == whole.originals and batched.existing == whole.existing
     assert len(batched.originals) == 7 and len(batched.existing) == 14

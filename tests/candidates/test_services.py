@@ -6,8 +6,9 @@ import pytest
 from cfannotate.campaigns import generator_settings
 from cfannotate.campaigns.models import Campaign, Original
 from cfannotate.candidates import adapter
+from cfannotate.candidates.imports import candidates_import
 from cfannotate.candidates.models import Candidate, CandidateStatus
-from cfannotate.candidates.services import candidates_generate, candidates_import
+from cfannotate.candidates.services import candidates_generate
 from cfannotate.core.exceptions import InvalidInput
 from tests.factories import make_campaign, make_original
 

@@ -6,10 +6,18 @@ import re
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
+from django_tasks_db.models import DBTaskResult
 
 from cfannotate.campaigns.models import Original
-from cfannotate.candidates.models import Candidate, CandidateStatus, GenerationRun, RunState
+from cfannotate.candidates.models import (
+    Candidate,
+    CandidateImport,
+    CandidateStatus,
+    GenerationRun,
+    RunState,
+)
 from cfannotate.candidates.runs import generation_run_create
+from cfannotate.candidates.tasks import import_candidates
 from tests.factories import make_campaign, make_candidate, make_original
 
 
@@ -161,15 +169,30 @@ def test_api_imports_a_file(api_client, import_campaign, django_capture_on_commi
     url = f"/api/campaigns/{import_campaign.id}/candidates/import/"
     with django_capture_on_commit_callbacks(execute=True):
         response = api_client.post(url, {"file": _upload(IMPORT_CSV)}, format="multipart")
-    assert response.status_code == 201, response.json()
+    assert response.status_code == 202, response.json()
     body = response.json()
-    assert {key: body[key] for key in ("imported", "kept", "originals")} == {
+    assert (body["state"], body["rows_total"], body["rows_done"], body["imported"]) == (
+        "queued",
+        1,
+        0,
+        0,
+    )
+    assert response["Location"] == body["url"]
+    assert body["url"].endswith(
+        f"/api/campaigns/{import_campaign.id}/candidates/imports/{body['id']}/"
+    )
+    assert not Candidate.objects.exists()  # the background task stores them
+    task = DBTaskResult.objects.get(task_path="cfannotate.candidates.tasks.import_candidates")
+    assert task.queue_name == "default" and task.args_kwargs["args"] == [body["id"]]
+    assert import_candidates.call(body["id"]) == "done"  # what the db_worker runs
+    done = api_client.get(body["url"]).json()
+    assert {key: done[key] for key in ("state", "rows_done", "imported", "kept", "originals")} == {
+        "state": "done",
+        "rows_done": 1,
         "imported": 1,
         "kept": 1,
         "originals": 1,
     }
-    # The answer says the units are on their way and labeling may be opened now.
-    assert body["units"] == "building" and "can be opened now" in body["message"]
     candidate = Candidate.objects.get()
     assert (candidate.source, candidate.control_code) == ("imported", "negation")
 
@@ -235,14 +258,28 @@ def test_campaign_page_has_the_upload_form(client, researcher, import_campaign):
     assert f'hx-post="{reverse("candidate-import", args=[import_campaign.id])}"' in html
 
 
-def test_upload_form_imports_and_reloads_the_page(client, researcher, import_campaign):
+def test_upload_form_shows_the_import_then_reloads_the_page_when_it_is_done(
+    client, researcher, import_campaign
+):
     client.force_login(researcher)
     url = reverse("candidate-import", args=[import_campaign.id])
     response = client.post(url, {"file": _upload(IMPORT_CSV)}, HTTP_HX_REQUEST="true")
-    assert response.status_code == 200 and response["HX-Refresh"] == "true"
+    assert response.status_code == 200
+    job = CandidateImport.objects.get()
+    html = response.content.decode()
+    progress = reverse("candidate-import-progress", args=[import_campaign.id, job.id])
+    assert f'hx-get="{progress}"' in html and "Importing mine.csv" in html
+    assert "0 of 1 row annotated" in html and "Cancel the import" in html
+    assert not Candidate.objects.exists()
+    still = client.get(progress, HTTP_HX_REQUEST="true")
+    assert "HX-Refresh" not in still and f'hx-get="{progress}"' in still.content.decode()
+    import_candidates.call(job.id)
+    done = client.get(progress, HTTP_HX_REQUEST="true")
+    assert done.status_code == 200 and done["HX-Refresh"] == "true"
     assert Candidate.objects.filter(source="imported").count() == 1
-    page = client.get(reverse("campaign-detail", args=[import_campaign.id])).content.decode()
-    assert "Imported 1 candidates for 1 originals" in page
+    page = client.get(reverse("campaign-generation", args=[import_campaign.id])).content.decode()
+    assert "Imported 1 candidate for 1 original from mine.csv" in page
+    assert "Last import: mine.csv, 1 candidate for" in page and f'hx-get="{progress}"' not in page
 
 
 def test_the_upload_forms_refuse_two_files_in_one_post(client, researcher, import_campaign):
@@ -288,12 +325,15 @@ def test_upload_form_is_owner_scoped(client, other_researcher, researcher, impor
     assert not Candidate.objects.exists()
 
 
-def test_a_plain_form_post_redirects_to_the_campaign(client, researcher, import_campaign):
+def test_a_plain_form_post_redirects_to_the_generation_page(client, researcher, import_campaign):
     client.force_login(researcher)
     url = reverse("candidate-import", args=[import_campaign.id])
-    response = client.post(url, {"file": _upload(IMPORT_CSV)})
-    assert response.status_code == 302
-    assert response["Location"] == reverse("campaign-detail", args=[import_campaign.id])
+    response = client.post(url, {"file": _upload(IMPORT_CSV)}, follow=True)
+    assert response.redirect_chain == [
+        (reverse("campaign-generation", args=[import_campaign.id]), 303)
+    ]
+    html = response.content.decode()
+    assert "mine.csv: all 1 row are valid" in html and "Importing mine.csv" in html
 
 
 # --------------------------------------------------------------------------- per original

@@ -19,7 +19,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from cfannotate.campaigns.models import Original
-from cfannotate.candidates.models import Candidate
+from cfannotate.candidates.imports import candidate_import_process
+from cfannotate.candidates.models import Candidate, CandidateImport
 from cfannotate.core.exceptions import CfannotateError
 from cfannotate.labeling.gold import gold_rounds_import
 from cfannotate.labeling.models import GoldItem, GoldRound
@@ -285,8 +286,10 @@ def test_candidate_import_all_or_nothing(
         {"file": SimpleUploadedFile(name, content), "score_fluency": score_fluency},
     )
     event(f"status {response.status_code}")
-    if response.status_code == 201:
-        imported = response.json()["imported"]
+    if response.status_code == 202:
+        # Checked in the request, annotated and stored by the background task: run it.
+        assert candidate_import_process(response.json()["id"]) == "done"
+        imported = CandidateImport.objects.get(pk=response.json()["id"]).imported
         assert Candidate.objects.filter(campaign=campaign).count() == before + imported
     else:
         assert_refused(response)

@@ -1,12 +1,15 @@
-"""`manage.py import_candidates CAMPAIGN FILE`: the researcher's own candidates, all or none."""
+"""`manage.py import_candidates CAMPAIGN FILE`: the researcher's own candidates, all or none,
+in the foreground with a progress bar (the page and the API import in the background)."""
 
+import sys
+from functools import partial
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
 from cfannotate.campaigns.models import Campaign
 from cfannotate.candidates.hooks import candidates_ready_send
-from cfannotate.candidates.services import candidates_import
+from cfannotate.candidates.imports import candidates_import
 from cfannotate.core.exceptions import CfannotateError
 from cfannotate.core.text import counted
 
@@ -33,14 +36,19 @@ class Command(BaseCommand):
             raise CommandError(f"No campaign with id {campaign}.")
         if not file.is_file():
             raise CommandError(f"No file at {file}.")
+        from tqdm import tqdm
+
         try:
-            summary = candidates_import(
-                campaign=found,
-                file_name=file.name,
-                content=file.read_bytes(),
-                score_fluency=score_fluency,
-                queue_selection=False,
-            )
+            with tqdm(desc="rows annotated", unit="row", file=sys.stderr) as bar:
+                summary = candidates_import(
+                    campaign=found,
+                    file_name=file.name,
+                    content=file.read_bytes(),
+                    score_fluency=score_fluency,
+                    queue_selection=False,
+                    workers=None,  # the annotation pool's processes, on a long file
+                    progress=partial(_bar_advance, bar),
+                )
         except CfannotateError as error:
             details = "; ".join(
                 f"{where}: {' '.join(messages)}" for where, messages in error.fields.items()
@@ -54,3 +62,8 @@ class Command(BaseCommand):
                 f"({summary.kept} fluent); {counted(units, 'labeling unit')} selected."
             )
         )
+
+
+def _bar_advance(bar, done: int, total: int) -> None:
+    bar.total = total
+    bar.update(done - bar.n)

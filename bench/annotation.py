@@ -16,10 +16,24 @@ before it a little.
 
     python bench/annotation.py                 # 256 originals, 16 candidates each
     python bench/annotation.py --quick         # under a minute on 2 CPU cores
+    python bench/annotation.py --long          # whole CAD reviews, 200 x 5 candidates
+    python bench/annotation.py --long --quick  # 40 reviews, about a minute
 
 The last line reads `RESULT annotation ratio=... per_candidate_ms=...
 baseline_per_candidate_ms=... workers_speedup=...` (the speed-up of 2 workers over one
 core; `workers_speedup_N` for each pool size timed).
+
+`--long` times whole IMDb reviews instead (CAD's train split, 150 words or more, each
+original with its human counterfactual and word edits of that, so the changes spread
+through the text), annotated as a researcher's import is: in this process,
+`sanity=False`. Its baseline is the same `annotate` with the code before the
+bit-parallel Levenshtein: the quadratic table (`quadratic_levenshtein`, kept here), and
+the pair sanity filters, which that code ran for every pair even with `sanity=False`
+(the baseline asks for them with `sanity=True`: the same work). Edit texts and sanity
+facts that are now taken once per parse are cheaper on both sides, so the ratio
+understates the gain a little. Its last line reads `RESULT annotation_long ratio=...
+per_candidate_ms=... baseline_per_candidate_ms=... levenshtein_ratio=...`. It needs
+CAD and says so when CAD is missing: it has no stand-in.
 """
 
 import os
@@ -28,18 +42,21 @@ for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")  # one core per process, before numpy loads
 
 import argparse  # noqa: E402
+import contextlib  # noqa: E402
 import csv  # noqa: E402
 import json  # noqa: E402
 import random  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
+from collections.abc import Iterator, Sequence  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # before bench/, whose generation.py would shadow the package
 
+from generation import edits  # noqa: E402
 from generation.control_codes import detect_code  # noqa: E402
-from generation.edits import compute_edit  # noqa: E402
+from generation.edits import compute_edit, levenshtein  # noqa: E402
 from generation.parsing import SPACY_MODEL, ParseCache  # noqa: E402
 from generation.postprocess import (  # noqa: E402
     AnnotatedCandidate,
@@ -51,6 +68,8 @@ from generation.records import CandidateRecord, OriginalRecord  # noqa: E402
 from generation.relationship import relationship_of  # noqa: E402
 
 SHARED = REPO.parent / "shared" / "data" / "cad"
+CAD_TRAIN = SHARED / "sentiment_combined_paired" / "train_paired.tsv"
+LONG_REVIEW_WORDS = 150  # --long: the longer half of CAD's train reviews (870 of 1707)
 
 AUXILIARIES = frozenset(
     {"is", "was", "are", "were", "do", "does", "did", "can", "could", "will", "would", "has",
@@ -204,6 +223,11 @@ def best_of(repeats: int, run):
 def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="48 originals, 12 candidates each")
+    parser.add_argument(
+        "--long",
+        action="store_true",
+        help="whole CAD reviews against the code before the bit-parallel Levenshtein",
+    )
     parser.add_argument("--originals", type=int, default=None)
     parser.add_argument("--per-original", type=int, default=None)
     parser.add_argument("--repeats", type=int, default=None)
@@ -258,6 +282,8 @@ def pool_measure(records, originals, repeats: int, workers: int, ours, ours_s: f
 
 def main() -> int:
     args = arguments()
+    if args.long:
+        return long_main(args)
     count = args.originals or (48 if args.quick else 256)
     per_original = args.per_original or (12 if args.quick else 16)
     repeats = args.repeats or (1 if args.quick else 3)
@@ -312,6 +338,152 @@ def main() -> int:
         f"workers_speedup={speedups[min(speedups)]:.2f} {extra} "
         f"main_cpu_ms={main_cpu_ms[min(main_cpu_ms)]:.3f} candidates={annotated} "
         f"cores={cores} same={int(same)}"
+    )
+    return 0 if same else 1
+
+
+# --- Long texts (--long) -------------------------------------------------------------
+
+
+def cad_review_pairs(count: int) -> list[tuple[str, str]]:
+    """The first `count` (original, human counterfactual) review pairs of CAD's train
+    split whose original has `LONG_REVIEW_WORDS` words or more, whole (rows come in
+    pairs, the original first)."""
+    with CAD_TRAIN.open(encoding="utf-8") as f:
+        texts = [row["Text"] for row in csv.DictReader(f, delimiter="\t")]
+    pairs = zip(texts[0::2], texts[1::2], strict=False)
+    return [pair for pair in pairs if len(pair[0].split()) >= LONG_REVIEW_WORDS][:count]
+
+
+def long_candidates(
+    pairs: list[tuple[str, str]], per_original: int, seed: int
+) -> tuple[dict[str, OriginalRecord], list[CandidateRecord]]:
+    """Each review with its human counterfactual and `per_original - 1` word edits of it
+    (one to three `word_edit`s each)."""
+    rng = random.Random(seed)
+    originals, records = {}, []
+    for index, (original, counterfactual) in enumerate(pairs):
+        key = f"r{index}"
+        originals[key] = OriginalRecord(key, original, "")
+        vocabulary = sorted({word for word in original.split() if word.isalpha()})
+        texts = [counterfactual]
+        for _ in range(per_original - 1):
+            words = counterfactual.split()
+            for _ in range(rng.randint(1, 3)):
+                words = word_edit(words, rng, vocabulary)
+            texts.append(" ".join(words))
+        records += [CandidateRecord(key, text, "bench", control_code="bench") for text in texts]
+    return originals, records
+
+
+def quadratic_levenshtein(a: Sequence[str], b: Sequence[str]) -> int:
+    """`generation.edits.levenshtein` before the bit-parallel algorithm: the DP table over
+    what is left between the shared prefix and suffix."""
+    prefix = 0
+    while prefix < len(a) and prefix < len(b) and a[prefix] == b[prefix]:
+        prefix += 1
+    suffix = 0
+    while (
+        suffix < len(a) - prefix and suffix < len(b) - prefix and a[-1 - suffix] == b[-1 - suffix]
+    ):
+        suffix += 1
+    a, b = a[prefix : len(a) - suffix], b[prefix : len(b) - suffix]
+    if len(a) < len(b):
+        a, b = b, a
+    previous = list(range(len(b) + 1))
+    for i, left in enumerate(a, start=1):
+        current = [i]
+        for j, right in enumerate(b, start=1):
+            current.append(
+                min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (left != right))
+            )
+        previous = current
+    return previous[-1]
+
+
+@contextlib.contextmanager
+def quadratic_levenshtein_in_edits() -> Iterator[None]:
+    """`compute_edit` measures its edits with `quadratic_levenshtein` while inside."""
+    edits.levenshtein = quadratic_levenshtein
+    try:
+        yield
+    finally:
+        edits.levenshtein = levenshtein
+
+
+def baseline_long_annotate(
+    records: list[CandidateRecord], originals: dict[str, OriginalRecord]
+) -> PostprocessResult:
+    """`annotate` as an import called it before this change, on one core: the quadratic
+    Levenshtein, and the pair sanity filters run for every pair."""
+    with quadratic_levenshtein_in_edits():
+        return annotate(records, originals, parses=ParseCache(), workers=0, sanity=True)
+
+
+def levenshtein_ms(distance, sequences: list[tuple[list[str], list[str]]]) -> float:
+    """Milliseconds per pair that `distance` takes over `sequences`."""
+    started = time.perf_counter()
+    for a, b in sequences:
+        distance(a, b)
+    return (time.perf_counter() - started) / len(sequences) * 1000
+
+
+def long_main(args: argparse.Namespace) -> int:
+    if not CAD_TRAIN.exists():
+        print(f"CAD is missing ({CAD_TRAIN} not found): --long measures whole CAD reviews")
+        print("and has no stand-in; nothing was measured.")
+        return 2
+    from generation import annotation_pool
+
+    count = args.originals or (40 if args.quick else 200)
+    per_original = args.per_original or 5
+    repeats = args.repeats or 1
+    originals, records = long_candidates(cad_review_pairs(count), per_original, args.seed)
+    tokenizer = annotation_pool.annotation_nlp(SPACY_MODEL).tokenizer
+    sequences = [
+        (
+            [token.lower_ for token in tokenizer(originals[record.original_key].text)],
+            [token.lower_ for token in tokenizer(record.text)],
+        )
+        for record in records
+    ]
+    mean_tokens = sum(len(a) for a, _ in sequences) / len(sequences)
+
+    # spaCy loaded and both sides run once on a few reviews, untimed.
+    warm_keys = list(originals)[:2]
+    warm_records = [r for r in records if r.original_key in warm_keys]
+    annotate(warm_records, originals, parses=ParseCache(), workers=0, sanity=False)
+    baseline_long_annotate(warm_records, originals)
+
+    base_s, _, base = best_of(repeats, lambda: baseline_long_annotate(records, originals))
+    ours_s, _, ours = best_of(
+        repeats,
+        lambda: annotate(records, originals, parses=ParseCache(), workers=0, sanity=False),
+    )
+    annotated = len(ours.candidates)
+    same = _annotations(ours) == _annotations(base)
+    per_candidate_ms, baseline_ms = ours_s / annotated * 1000, base_s / annotated * 1000
+    quadratic_ms = levenshtein_ms(quadratic_levenshtein, sequences)
+    bit_parallel_ms = levenshtein_ms(levenshtein, sequences)
+    ratio, levenshtein_ratio = base_s / ours_s, quadratic_ms / bit_parallel_ms
+    print(
+        f"data: {len(originals)} CAD train reviews ({mean_tokens:.0f} tokens on average), "
+        f"{len(records)} candidates (human counterfactuals and word edits of them), "
+        f"{annotated} annotated; {os.cpu_count() or 1} cores"
+    )
+    print(f"baseline, one core: {base_s:.2f} s = {baseline_ms:.3f} ms per candidate")
+    print(f"ours, one core:     {ours_s:.2f} s = {per_candidate_ms:.3f} ms per candidate")
+    print(f"same annotations as the baseline: {'yes' if same else 'NO'}")
+    print(
+        f"levenshtein alone, on the same pairs' tokens: quadratic {quadratic_ms:.3f} ms per "
+        f"pair, bit-parallel {bit_parallel_ms:.3f} ms, {levenshtein_ratio:.1f}x"
+    )
+    print(f"per candidate on one core: {ratio:.2f}x cheaper than the baseline")
+    print(
+        f"RESULT annotation_long ratio={ratio:.2f} per_candidate_ms={per_candidate_ms:.3f} "
+        f"baseline_per_candidate_ms={baseline_ms:.3f} levenshtein_ratio={levenshtein_ratio:.1f} "
+        f"levenshtein_ms={bit_parallel_ms:.4f} baseline_levenshtein_ms={quadratic_ms:.4f} "
+        f"candidates={annotated} mean_tokens={mean_tokens:.0f} same={int(same)}"
     )
     return 0 if same else 1
 

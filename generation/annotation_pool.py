@@ -52,7 +52,8 @@ class PairAnnotation:
     relationship: Relationship
     phrases: tuple[tuple[Bounds, Bounds], ...]  # (source_chars, target_chars) of each op
     # The first sanity filter x̂ fails that reads only the parses (generation.sanity),
-    # or None; `Annotator.finish` adds the one that reads the record's prompt.
+    # or None (also when the filters were not asked for); `Annotator.finish` adds the
+    # one that reads the record's prompt.
     sanity: str | None = None
 
 
@@ -78,9 +79,9 @@ def default_workers() -> int:
     return workers
 
 
-def annotate_pair(base: str, x: Doc, x_hat: Doc) -> PairAnnotation:
-    """Edit ops widened to subtrees, primary control code, r(x̂) and sanity of one parsed
-    pair."""
+def annotate_pair(base: str, x: Doc, x_hat: Doc, *, sanity: bool = True) -> PairAnnotation:
+    """Edit ops widened to subtrees, primary control code, r(x̂) and, with `sanity`, the
+    sanity filters of one parsed pair (a run without them never reads their reason)."""
     edit = compute_edit(x, x_hat)
     code = detect_code(x, x_hat, edit)
     return PairAnnotation(
@@ -88,7 +89,7 @@ def annotate_pair(base: str, x: Doc, x_hat: Doc) -> PairAnnotation:
         code=code,
         relationship=relationship_of(base, x, x_hat, edit, code),
         phrases=tuple((op.source_chars, op.target_chars) for op in edit.ops),
-        sanity=pair_sanity_reason(x, x_hat, edit),
+        sanity=pair_sanity_reason(x, x_hat, edit) if sanity else None,
     )
 
 
@@ -97,14 +98,16 @@ def annotate_pairs(
     *,
     parse_originals: Callable[[list[str]], list[Doc]],
     parse_candidates: Callable[[list[str]], list[Doc]],
+    sanity: bool = True,
 ) -> list[PairAnnotation]:
-    """Annotate `pairs`, each distinct text parsed once, in one batch per side."""
+    """Annotate `pairs`, each distinct text parsed once, in one batch per side (`sanity`:
+    as `annotate_pair`'s)."""
     originals = list(dict.fromkeys(pair.original for pair in pairs))
     candidates = list(dict.fromkeys(pair.candidate for pair in pairs))
     x_docs = dict(zip(originals, parse_originals(originals), strict=True))
     x_hat_docs = dict(zip(candidates, parse_candidates(candidates), strict=True))
     return [
-        annotate_pair(pair.base, x_docs[pair.original], x_hat_docs[pair.candidate])
+        annotate_pair(pair.base, x_docs[pair.original], x_hat_docs[pair.candidate], sanity=sanity)
         for pair in pairs
     ]
 
@@ -134,9 +137,12 @@ def _parse_worker_originals(texts: list[str]) -> list[Doc]:
     return [_worker_originals[text] for text in texts]
 
 
-def _annotate_chunk(pairs: list[Pair]) -> list[PairAnnotation]:
+def _annotate_chunk(pairs: list[Pair], sanity: bool) -> list[PairAnnotation]:
     return annotate_pairs(
-        pairs, parse_originals=_parse_worker_originals, parse_candidates=batch_parser(_worker_nlp)
+        pairs,
+        parse_originals=_parse_worker_originals,
+        parse_candidates=batch_parser(_worker_nlp),
+        sanity=sanity,
     )
 
 
@@ -182,9 +188,10 @@ def _executor(workers: int, model: str) -> ProcessPoolExecutor:
     return _pool
 
 
-def submit(pairs: list[Pair], *, workers: int, model: str) -> Future:
-    """Send one chunk of pairs to a worker; the future holds its `PairAnnotation`s."""
-    return submit_call(_annotate_chunk, pairs, workers=workers, model=model)
+def submit(pairs: list[Pair], *, workers: int, model: str, sanity: bool = True) -> Future:
+    """Send one chunk of pairs to a worker; the future holds its `PairAnnotation`s
+    (`sanity`: as `annotate_pair`'s)."""
+    return submit_call(_annotate_chunk, pairs, sanity, workers=workers, model=model)
 
 
 def submit_call(function: Callable, *args, workers: int, model: str) -> Future:

@@ -131,7 +131,7 @@ def lower_words(doc: Doc) -> tuple[str, ...]:
 def levenshtein(a: Sequence[str], b: Sequence[str]) -> int:
     """Edit distance between two token sequences (insert, delete, substitute cost 1)."""
     # A shared prefix or suffix never changes the distance; x̂ is mostly x, so this
-    # leaves only the few tokens around the changes for the quadratic table.
+    # leaves only the tokens from the first change to the last.
     prefix = 0
     while prefix < len(a) and prefix < len(b) and a[prefix] == b[prefix]:
         prefix += 1
@@ -143,15 +143,45 @@ def levenshtein(a: Sequence[str], b: Sequence[str]) -> int:
     a, b = a[prefix : len(a) - suffix], b[prefix : len(b) - suffix]
     if len(a) < len(b):
         a, b = b, a
-    previous = list(range(len(b) + 1))
-    for i, left in enumerate(a, start=1):
-        current = [i]
-        for j, right in enumerate(b, start=1):
-            current.append(
-                min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (left != right))
-            )
-        previous = current
-    return previous[-1]
+    if not b:
+        return len(a)
+    return _bit_parallel_distance(a, b)
+
+
+def _bit_parallel_distance(text: Sequence[str], pattern: Sequence[str]) -> int:
+    """The Levenshtein distance by Myers' bit-vector algorithm (Myers 1999), in the form
+    Hyyrö (2001) gives for two whole sequences: exactly the DP table's answer.
+
+    The table has a row per token of `pattern` and a column per token of `text`. Two
+    cells next to each other differ by -1, 0 or +1, so a column is kept as bit vectors
+    of its vertical differences (`up`: +1, `down`: -1; a bit per row) and the next
+    column comes from it in a few integer operations, in one pass over `text`;
+    `distance` follows the bottom row. Python's integers are the bit vectors, of
+    len(pattern) bits; `~` makes a negative number, so what it touches is masked.
+    """
+    matches: dict[str, int] = {}  # token -> a bit for each row of the pattern it is in
+    for row, token in enumerate(pattern):
+        matches[token] = matches.get(token, 0) | (1 << row)
+    mask = (1 << len(pattern)) - 1
+    bottom = 1 << (len(pattern) - 1)
+    up, down = mask, 0  # column 0 is 0, 1, 2, ...: every vertical difference is +1
+    distance = len(pattern)
+    for token in text:
+        match = matches.get(token, 0)
+        # Rows whose cell equals the one diagonally above-left of it.
+        same = ((((match & up) + up) ^ up) | match | down) & mask
+        # The horizontal differences to the previous column.
+        right_up = (down | ~(same | up)) & mask
+        right_down = up & same
+        if right_up & bottom:
+            distance += 1
+        elif right_down & bottom:
+            distance -= 1
+        # Row 0 of the table is 0, 1, 2, ...: its horizontal difference is always +1.
+        right_up = (right_up << 1) | 1
+        up = ((right_down << 1) | ~(same | right_up)) & mask
+        down = same & right_up
+    return distance
 
 
 def is_word(token: Token) -> bool:
@@ -197,7 +227,7 @@ def char_span(doc: Doc, span: Bounds) -> Bounds:
     """Character offsets in doc.text of a token span (empty spans sit at their position)."""
     start, end = span
     if start >= end:
-        offset = doc[start].idx if start < len(doc) else len(doc.text)
+        offset = doc[start].idx if start < len(doc) else _text_length(doc)
         return offset, offset
     last = doc[end - 1]
     return doc[start].idx, last.idx + len(last.text)
@@ -207,19 +237,42 @@ def _edit_op(
     x: Doc, x_hat: Doc, kind: str, source: Bounds, target: Bounds, alignment: dict[int, int]
 ) -> EditOp:
     source_subtree, target_subtree = _affected_spans(x, x_hat, kind, source, target, alignment)
+    removed, added = _tokens(x, source), _tokens(x_hat, target)
     return EditOp(
         kind=kind,
         source=source,
         target=target,
-        removed=x[source[0] : source[1]].text,
-        added=x_hat[target[0] : target[1]].text,
+        removed=_tokens_text(removed),
+        added=_tokens_text(added),
         source_subtree=source_subtree,
         target_subtree=target_subtree,
         source_chars=char_span(x, source_subtree),
         target_chars=char_span(x_hat, target_subtree),
-        removed_tokens=tuple(t.lower_ for t in x[source[0] : source[1]] if is_word(t)),
-        added_tokens=tuple(t.lower_ for t in x_hat[target[0] : target[1]] if is_word(t)),
+        removed_tokens=tuple(t.lower_ for t in removed if is_word(t)),
+        added_tokens=tuple(t.lower_ for t in added if is_word(t)),
     )
+
+
+def _tokens(doc: Doc, span: Bounds) -> list[Token]:
+    # Not doc[start:end]: a Span that starts at the end of a Doc (an insertion after
+    # its last token) finds its start by building the Doc's whole text, a long text's
+    # once per op.
+    return [doc[i] for i in range(*span)]
+
+
+def _tokens_text(tokens: Sequence[Token]) -> str:
+    """The text of consecutive tokens, as their Span's `.text` gives it."""
+    if not tokens:
+        return ""
+    return "".join(token.text_with_ws for token in tokens[:-1]) + tokens[-1].text
+
+
+def _text_length(doc: Doc) -> int:
+    """len(doc.text), without building the text (it joins every token's)."""
+    if not len(doc):
+        return 0
+    last = doc[-1]
+    return last.idx + len(last.text_with_ws)
 
 
 def _affected_spans(

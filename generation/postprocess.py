@@ -109,9 +109,9 @@ class Annotator:
     dedupes, scores fluency on this process (where `fluency_lm` lives) and returns what
     `annotate` returns. `workers`: processes in the pool (None: `default_workers()`;
     0: all in this process). `sanity`: drop candidates that fail a sanity filter
-    (generation.sanity); their fluency is not scored. A run with fewer than
-    `POOL_MIN_PAIRS` distinct pairs never starts the pool. One thread calls `add` and
-    `finish`.
+    (generation.sanity), their fluency unscored; without it the filters never run. A
+    run with fewer than `POOL_MIN_PAIRS` distinct pairs never starts the pool. One
+    thread calls `add` and `finish`.
     """
 
     POOL_MIN_PAIRS = 64
@@ -292,7 +292,9 @@ class Annotator:
         size = max(1, min(size, self.CHUNK_PAIRS))
         while pending and (final or len(pending) >= size):
             chunk, pending = pending[:size], pending[size:]
-            future = annotation_pool.submit(chunk, workers=self.workers, model=self.parses.model)
+            future = annotation_pool.submit(
+                chunk, workers=self.workers, model=self.parses.model, sanity=self.sanity
+            )
             self._running.append((chunk, future))
             self._pooled = True
         self._pending = pending
@@ -324,7 +326,10 @@ class Annotator:
             self._store(
                 chunk,
                 annotate_pairs(
-                    chunk, parse_originals=self.parses.parse_many, parse_candidates=parse_candidates
+                    chunk,
+                    parse_originals=self.parses.parse_many,
+                    parse_candidates=parse_candidates,
+                    sanity=self.sanity,
                 ),
             )
 

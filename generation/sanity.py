@@ -56,7 +56,7 @@ from importlib import resources
 from spacy.tokens import Doc, Token
 
 from generation.edits import Edit, is_word
-from generation.parsing import SPACY_MODEL
+from generation.parsing import SPACY_MODEL, per_doc
 from generation.records import CandidateRecord
 from generation.tokens import BLANK
 
@@ -119,7 +119,7 @@ def outside_blanks(record: CandidateRecord) -> str | None:
 
 def near_copy(x: Doc, x_hat: Doc) -> str | None:
     """x̂ differs from x only in case, punctuation or whitespace."""
-    return NEAR_COPY if _letters(x.text) == _letters(x_hat.text) else None
+    return NEAR_COPY if _doc_letters(x) == _doc_letters(x_hat) else None
 
 
 def truncated(x: Doc, x_hat: Doc) -> str | None:
@@ -272,8 +272,16 @@ def _letters(text: str) -> str:
     return "".join(char for char in text.lower() if char.isalnum())
 
 
-def _words(doc: Doc) -> list[str]:
-    return [token.lower_ for token in doc if is_word(token)]
+# Facts of one parse that several filters, and every candidate of an original, ask for:
+# computed once per Doc (generation.parsing.per_doc).
+@per_doc
+def _doc_letters(doc: Doc) -> str:
+    return _letters(doc.text)
+
+
+@per_doc
+def _words(doc: Doc) -> tuple[str, ...]:
+    return tuple(token.lower_ for token in doc if is_word(token))
 
 
 def _inner_sentence_ends(doc: Doc) -> int:

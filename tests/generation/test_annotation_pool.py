@@ -6,13 +6,14 @@ import hashlib
 import json
 import os
 import random
+from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import pytest
 
 from generation import annotation_pool
-from generation.annotation_pool import annotate_pair, annotation_nlp, default_workers
+from generation.annotation_pool import Pair, annotate_pair, annotation_nlp, default_workers
 from generation.parsing import ParseCache, load_nlp
 from generation.postprocess import Annotator, annotate
 from generation.records import CandidateRecord, OriginalRecord
@@ -254,3 +255,63 @@ def test_expect_leaves_a_pipeline_passed_in_alone(monkeypatch):
     Annotator(ORIGINALS, parses=ParseCache(load_nlp()), workers=2).expect(10_000)
 
     assert calls == []
+
+
+# A candidate the pair sanity filters drop ("truncated"), of an original of its own.
+ACTING = OriginalRecord(
+    "acting", "The acting was superb and the story kept me hooked until the very end.", ""
+)
+TRUNCATED = CandidateRecord("acting", "The acting was superb and the story kept me", "test")
+
+
+def _filters_must_not_run(*args, **kwargs):
+    raise AssertionError("the pair sanity filters ran in a run without them")
+
+
+@pytest.fixture
+def pool_in_this_process(monkeypatch, always_pooled):
+    """Every chunk the Annotator sends to the pool runs here, in a worker's functions,
+    so that what they call can be replaced."""
+
+    def run_here(function, *args, workers, model):
+        future = Future()
+        future.set_result(function(*args))
+        return future
+
+    monkeypatch.setattr(annotation_pool, "submit_call", run_here)
+    monkeypatch.setattr(annotation_pool, "_worker_nlp", annotation_nlp())
+    monkeypatch.setattr(annotation_pool, "_worker_originals", {})
+    return always_pooled
+
+
+@pytest.mark.parametrize("pooled", [False, True])
+def test_a_run_without_sanity_never_runs_the_pair_filters(
+    parses, monkeypatch, pool_in_this_process, pooled
+):
+    records = [*RECORDS, TRUNCATED]
+    originals = {**ORIGINALS, ACTING.key: ACTING}
+    workers = pool_in_this_process if pooled else 0
+    on = annotate(records, originals, parses=parses, workers=workers)
+
+    monkeypatch.setattr(annotation_pool, "pair_sanity_reason", _filters_must_not_run)
+    off = annotate(records, originals, parses=parses, workers=workers, sanity=False)
+
+    assert on.candidates[-1].dropped_by == "truncated"
+    assert all(c.kept for c in off.candidates)
+    assert [(c.record, c.code, c.edit, c.relationship) for c in off.candidates] == [
+        (c.record, c.code, c.edit, c.relationship) for c in on.candidates
+    ]
+    assert _frozen_view(off.candidates[:-1]) == FROZEN
+
+
+def test_the_pool_runs_the_pair_filters_only_when_asked(pool):
+    pair = Pair(ACTING.key, ACTING.text, TRUNCATED.text)
+    model = annotation_pool.SPACY_MODEL
+
+    (on,) = annotation_pool.submit([pair], workers=pool, model=model).result(timeout=120)
+    (off,) = annotation_pool.submit([pair], workers=pool, model=model, sanity=False).result(
+        timeout=120
+    )
+
+    assert (on.sanity, off.sanity) == ("truncated", None)
+    assert (off.edit, off.code, off.relationship) == (on.edit, on.code, on.relationship)

@@ -1,8 +1,9 @@
 import json
+import random
 
 import pytest
 
-from generation.edits import Edit, compute_edit, levenshtein, token_alignment
+from generation.edits import Edit, char_span, compute_edit, levenshtein, token_alignment
 from generation.parsing import load_nlp
 
 TABLE_1_X = "A dog is embraced by the woman."
@@ -145,6 +146,71 @@ def test_levenshtein():
     assert levenshtein(["a", "b"], ["a", "b"]) == 0
 
 
+def reference_levenshtein(a, b) -> int:
+    """The textbook DP table, row by row, nothing skipped: what `levenshtein` must give."""
+    previous = list(range(len(b) + 1))
+    for i, left in enumerate(a, start=1):
+        current = [i]
+        for j, right in enumerate(b, start=1):
+            current.append(
+                min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (left != right))
+            )
+        previous = current
+    return previous[-1]
+
+
+def _edited(tokens: list[str], alphabet: list[str], rng: random.Random) -> list[str]:
+    """`tokens` with a few insertions, deletions and substitutions anywhere in it."""
+    tokens = list(tokens)
+    for _ in range(rng.randint(1, 12)):
+        position = rng.randint(0, len(tokens))
+        kind = rng.choice(("insert", "delete", "substitute"))
+        if kind == "insert" or position == len(tokens):
+            tokens.insert(position, rng.choice(alphabet))
+        elif kind == "delete":
+            del tokens[position]
+        else:
+            tokens[position] = rng.choice(alphabet)
+    return tokens
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_levenshtein_is_the_dp_tables_distance_on_random_sequences(seed):
+    # Small alphabets make many matches (and many ties between the table's paths);
+    # half the pairs are edits of one sequence, as x̂ is of x.
+    rng = random.Random(seed)
+    for _ in range(100):
+        alphabet = [f"w{i}" for i in range(rng.choice((1, 2, 3, 4, 8, 40)))]
+        a = rng.choices(alphabet, k=rng.randint(0, 300))
+        if rng.random() < 0.5:
+            b = _edited(a, alphabet, rng)
+        else:
+            b = rng.choices(alphabet, k=rng.randint(0, 300))
+        assert levenshtein(a, b) == reference_levenshtein(a, b), (a, b)
+        assert levenshtein(b, a) == levenshtein(a, b)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ([], []),
+        ([], ["a"] * 300),
+        (["a", "b", "c"] * 100, ["a", "b", "c"] * 100),  # identical
+        (["a", "b"] * 150, ["c", "d"] * 150),  # no token in common
+        (["a", "b", "c"] * 100, ["b"]),  # one long, one short
+        (["x"], ["a", "b", "c"] * 100),
+        (["a"] * 300, ["a"] * 150),  # one token repeated
+        (["a"] * 299 + ["b"], ["b"] + ["a"] * 299),
+        (["a", "b"] * 150, ["b", "a"] * 150),
+        ([str(i) for i in range(64)], [str(i) for i in range(1, 65)]),  # 64-bit boundaries
+        (tuple("the cat sat on the mat"), tuple("a cat sat on a hat")),  # tuples, as diffed
+    ],
+)
+def test_levenshtein_edge_cases(a, b):
+    assert levenshtein(a, b) == reference_levenshtein(a, b)
+    assert levenshtein(b, a) == reference_levenshtein(a, b)
+
+
 def test_token_alignment_skips_changed_tokens(nlp):
     x, x_hat, edit = edit_of(nlp, TABLE_1_X, "A dog is not embraced by the woman.")
     alignment = token_alignment(x, x_hat, edit)
@@ -168,6 +234,10 @@ def test_to_dict_is_json_and_round_trips(nlp):
         ("First line.\n\nSecond  line isn't here.", "First line.\n\nSecond line is here!"),
         ("Café crème, très bien.", "Café noir, pas bien du tout."),
         ("Why can't you lose 5kg?", "How can I lose 5 kg quickly?"),
+        # Changes after the last token of x or of x̂, spaces and line breaks behind it.
+        ("The film was good.", "The film was good. I liked it a lot. "),
+        ("The film was good and long.  ", "The film was good"),
+        ("Good.", "Good. Very\n"),
     ],
 )
 def test_spans_cover_the_change_and_map_to_their_text(nlp, x, x_hat):
@@ -183,3 +253,9 @@ def test_spans_cover_the_change_and_map_to_their_text(nlp, x, x_hat):
         assert x[slice(*op.source_chars)] == x_doc[slice(*op.source_subtree)].text
         assert x_hat[slice(*op.target_chars)] == x_hat_doc[slice(*op.target_subtree)].text
     assert 0.0 <= edit.edit_ratio <= 1.0
+
+
+@pytest.mark.parametrize("text", ["", "Good.", "Good. ", "Good.\n\n", "Very  good  "])
+def test_an_empty_span_after_the_last_token_sits_at_the_end_of_the_text(nlp, text):
+    doc = nlp(text)
+    assert char_span(doc, (len(doc), len(doc))) == (len(text), len(text))

@@ -196,7 +196,7 @@ REST_FRAMEWORK = {
         "cfannotate.campaigns.access.OwnsCampaign",
     ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "DEFAULT_PAGINATION_CLASS": "cfannotate.core.pagination.PageNumbers",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "cfannotate.core.api_errors.exception_handler",
     # JSON nested past 64 levels, or holding NaN/Infinity, is a 400 (cfannotate.core.json_input).

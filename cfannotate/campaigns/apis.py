@@ -2,7 +2,6 @@
 
 from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -11,6 +10,7 @@ from cfannotate.campaigns import selectors, services
 from cfannotate.campaigns.models import SETTING_FIELDS, Campaign, TaskType
 from cfannotate.core.api_input import BodySerializer
 from cfannotate.core.api_lists import paginated_response
+from cfannotate.core.pagination import PageNumbers
 
 
 class LabelSerializer(serializers.Serializer):
@@ -42,7 +42,7 @@ class CampaignOutputSerializer(serializers.ModelSerializer):
 
 
 class CampaignListApi(APIView):
-    pagination_class = PageNumberPagination  # also tells the schema the list is paginated
+    pagination_class = PageNumbers  # also tells the schema the list is paginated
 
     @extend_schema(responses=CampaignOutputSerializer(many=True))
     def get(self, request: Request) -> Response:
@@ -104,7 +104,7 @@ class OriginalOutputSerializer(serializers.Serializer):
 
 
 class OriginalListApi(APIView):
-    pagination_class = PageNumberPagination  # also tells the schema the list is paginated
+    pagination_class = PageNumbers  # also tells the schema the list is paginated
 
     @extend_schema(responses=OriginalOutputSerializer(many=True))
     def get(self, request: Request, campaign_id: int) -> Response:

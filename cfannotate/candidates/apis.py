@@ -7,7 +7,6 @@ Every endpoint is scoped to the campaign's owner.
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -25,9 +24,10 @@ from cfannotate.candidates.models import (
     ImportState,
 )
 from cfannotate.candidates.uploads import uploaded_bytes
-from cfannotate.core.api_input import BodySerializer
+from cfannotate.core.api_input import BodySerializer, QuerySerializer
 from cfannotate.core.api_lists import MAX_ID, paginated_response
 from cfannotate.core.exceptions import NotFound
+from cfannotate.core.pagination import PageNumbers
 from cfannotate.core.upload_handlers import OneFileField
 
 
@@ -186,7 +186,7 @@ class OriginalGenerationSerializer(serializers.Serializer):
 class GenerationStatusApi(APIView):
     """Per original: candidates kept, dropped by each filter, selected, and why none was kept."""
 
-    pagination_class = PageNumberPagination  # also tells the schema the list is paginated
+    pagination_class = PageNumbers  # also tells the schema the list is paginated
 
     class FilterSerializer(serializers.Serializer):
         empty = serializers.BooleanField(
@@ -388,7 +388,7 @@ class CandidateSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
-class CandidateFilterSerializer(serializers.Serializer):
+class CandidateFilterSerializer(QuerySerializer):
     """The query parameters of the candidate list; a bad one is a 400 naming it."""
 
     generator = serializers.CharField(required=False, allow_blank=True, max_length=60)
@@ -453,7 +453,7 @@ def _candidate_of(view, candidate_id: int):
 
 
 class CandidateListApi(APIView):
-    pagination_class = PageNumberPagination  # also tells the schema the list is paginated
+    pagination_class = PageNumbers  # also tells the schema the list is paginated
 
     @extend_schema(parameters=[CandidateFilterSerializer], responses=CandidateSerializer(many=True))
     def get(self, request: Request, campaign_id: int) -> Response:

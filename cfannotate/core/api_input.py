@@ -1,5 +1,5 @@
-"""Request bodies of the API: a key the endpoint does not take is refused, not ignored, and
-a number sent as text must be written in plain digits."""
+"""Request bodies and query parameters of the API: a body's key the endpoint does not take
+is refused, not ignored, and a number sent as text must be written in plain digits."""
 
 from collections.abc import Mapping
 
@@ -39,7 +39,7 @@ class BodySerializer(serializers.Serializer):
         errors = {}
         if isinstance(data, Mapping):
             errors.update(self._unknown_key_errors(data))
-            errors.update(self._written_number_errors(data))
+            errors.update(written_number_errors(self.fields, data))
         try:
             value = super().to_internal_value(data)
         except serializers.ValidationError as exc:
@@ -61,27 +61,48 @@ class BodySerializer(serializers.Serializer):
             errors["non_field_errors"] = [f"And {len(unknown) - MAX_NAMED} more unknown keys."]
         return errors
 
-    def _written_number_errors(self, data: Mapping) -> dict:
-        errors = {}
-        for name, field in self.fields.items():
-            if field.read_only or name not in data:
-                continue
-            # A form post (the browsable API) sends a list as repeated keys.
-            many = isinstance(field, serializers.ListField) and hasattr(data, "getlist")
-            value = data.getlist(name) if many else data[name]
-            if kind := _number_kind(field):
-                if problem := written_number_problem(value, kind):
-                    errors[name] = [problem]
-            elif (
-                isinstance(field, serializers.ListField)
-                and isinstance(value, list)
-                and (kind := _number_kind(field.child))
-            ):
-                problems = {
-                    index: [problem]
-                    for index, item in enumerate(value)
-                    if (problem := written_number_problem(item, kind))
-                }
-                if problems:
-                    errors[name] = problems
-        return errors
+
+class QuerySerializer(serializers.Serializer):
+    """Query parameters: a number parameter given text that is not a plain ASCII number
+    (`?original=1_0`, which int() reads as 10) is a 400 under its name, as in a body.
+    Parameters it does not declare (`page`, `format`) are left to others."""
+
+    def to_internal_value(self, data):
+        errors = written_number_errors(self.fields, data) if isinstance(data, Mapping) else {}
+        try:
+            value = super().to_internal_value(data)
+        except serializers.ValidationError as exc:
+            if not errors or not isinstance(exc.detail, Mapping):
+                raise
+            raise serializers.ValidationError({**exc.detail, **errors}) from exc
+        if errors:
+            raise serializers.ValidationError(errors)
+        return value
+
+
+def written_number_errors(fields: Mapping, data: Mapping) -> dict:
+    """Each number field (or list of them) of `fields` given text in `data` that is not a
+    plain ASCII number, with why, under its name (and a list item under its index)."""
+    errors = {}
+    for name, field in fields.items():
+        if field.read_only or name not in data:
+            continue
+        # A form post (the browsable API) sends a list as repeated keys.
+        many = isinstance(field, serializers.ListField) and hasattr(data, "getlist")
+        value = data.getlist(name) if many else data[name]
+        if kind := _number_kind(field):
+            if problem := written_number_problem(value, kind):
+                errors[name] = [problem]
+        elif (
+            isinstance(field, serializers.ListField)
+            and isinstance(value, list)
+            and (kind := _number_kind(field.child))
+        ):
+            problems = {
+                index: [problem]
+                for index, item in enumerate(value)
+                if (problem := written_number_problem(item, kind))
+            }
+            if problems:
+                errors[name] = problems
+    return errors

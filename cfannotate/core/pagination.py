@@ -11,6 +11,10 @@ the 50 rows with those ids, gives the same page for a fraction of that.
 from collections.abc import Callable, Iterable, Sequence
 
 from django.db.models import QuerySet
+from rest_framework.exceptions import NotFound
+from rest_framework.pagination import PageNumberPagination
+
+from cfannotate.core.form_numbers import is_digits
 
 
 class IdsThenRows:
@@ -46,3 +50,14 @@ def rows_in_order(queryset: QuerySet) -> Callable[[list], QuerySet]:
     """`rows_of` for a queryset whose own order is the ids query's: the page's rows keep it
     (the order must be total, e.g. end with the id, for the two to agree)."""
     return lambda ids: queryset.filter(pk__in=ids)
+
+
+class PageNumbers(PageNumberPagination):
+    """DRF's page numbers, read strictly: `?page=1_0` (which int() reads as 10) or another
+    script's digits is "Invalid page" (404, as a page past the end is), not a page."""
+
+    def get_page_number(self, request, paginator):
+        number = super().get_page_number(request, paginator)
+        if number in self.last_page_strings or is_digits(str(number)):
+            return number
+        raise NotFound(f"Invalid page {number!r}: a page is a number in plain digits, from 1.")

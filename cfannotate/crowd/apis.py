@@ -12,7 +12,6 @@ from functools import partial
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -20,6 +19,7 @@ from rest_framework.views import APIView
 from cfannotate.core.api_input import BodySerializer
 from cfannotate.core.api_lists import paginated_response
 from cfannotate.core.exceptions import NotFound
+from cfannotate.core.pagination import PageNumbers
 from cfannotate.core.worker_tokens import link_token, personal_link_token
 from cfannotate.crowd import review
 from cfannotate.crowd.models import BlockScope, InvitationLink, PersonalLink
@@ -150,7 +150,7 @@ def _reviewed(assignment: Assignment) -> dict:
 class PublicationListApi(APIView):
     """The campaign's MTurk HIT types and Prolific studies, newest first."""
 
-    pagination_class = PageNumberPagination  # also tells the schema the list is paginated
+    pagination_class = PageNumbers  # also tells the schema the list is paginated
 
     @extend_schema(responses=PublicationSerializer(many=True))
     def get(self, request: Request, campaign_id: int) -> Response:
@@ -299,7 +299,7 @@ class PlatformSyncApi(APIView):
 class InvitationLinkListApi(APIView):
     """GET: the campaign's named invitation links. POST: a new one, with a quota or not."""
 
-    pagination_class = PageNumberPagination  # also tells the schema the list is paginated
+    pagination_class = PageNumbers  # also tells the schema the list is paginated
 
     @extend_schema_serializer(component_name="InvitationLinkInput")
     class InputSerializer(BodySerializer):
@@ -345,7 +345,7 @@ class PersonalLinkListApi(APIView):
     """GET: the campaign's personal links. POST: one for a named worker (it replaces their
     live one); its `url` opens their work, so send it to them only."""
 
-    pagination_class = PageNumberPagination  # also tells the schema the list is paginated
+    pagination_class = PageNumbers  # also tells the schema the list is paginated
 
     @extend_schema_serializer(component_name="PersonalLinkInput")
     class InputSerializer(BodySerializer):

@@ -5,13 +5,13 @@ Every endpoint is scoped to the campaign's owner; a run answers with what the pa
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from cfannotate.core.api_input import BodySerializer
 from cfannotate.core.api_lists import choice_param, paginated_response
+from cfannotate.core.pagination import PageNumbers
 from cfannotate.evaluation import services
 from cfannotate.evaluation.models import Evaluation, EvaluationKind
 from cfannotate.evaluation.selectors import evaluation_get, evaluations_for
@@ -29,7 +29,7 @@ class EvaluationSerializer(serializers.ModelSerializer):
 
 
 class EvaluationListApi(APIView):
-    pagination_class = PageNumberPagination  # also tells the schema the list is paginated
+    pagination_class = PageNumbers  # also tells the schema the list is paginated
 
     @extend_schema(
         parameters=[OpenApiParameter("kind", enum=EvaluationKind.values, required=False)],

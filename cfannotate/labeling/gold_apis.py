@@ -4,7 +4,6 @@ has had it. Owner-scoped."""
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -14,6 +13,7 @@ from cfannotate.core import tabular
 from cfannotate.core.api_input import BodySerializer
 from cfannotate.core.api_lists import choice_param, paginated_response
 from cfannotate.core.exceptions import InvalidInput, NotFound
+from cfannotate.core.pagination import PageNumbers
 from cfannotate.core.upload_handlers import OneFileField
 from cfannotate.labeling import gold
 from cfannotate.labeling.models import GoldKind
@@ -85,7 +85,7 @@ class GoldRoundListApi(APIView):
     """GET: the rounds with their expected answers. POST: a new round, either typed
     (`items[].text`) or promoted from the original's candidates (`items[].candidate_id`)."""
 
-    pagination_class = PageNumberPagination  # also tells the schema the list is paginated
+    pagination_class = PageNumbers  # also tells the schema the list is paginated
 
     @extend_schema_serializer(component_name="GoldRoundInput")
     class InputSerializer(BodySerializer):

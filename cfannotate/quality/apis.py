@@ -5,7 +5,6 @@ Every endpoint is scoped to the campaign's owner; the numbers are those of the p
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import serializers
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -13,6 +12,7 @@ from rest_framework.views import APIView
 from cfannotate.core.api_input import BodySerializer
 from cfannotate.core.api_lists import choice_param, paginated_response
 from cfannotate.core.exceptions import NotFound
+from cfannotate.core.pagination import PageNumbers
 from cfannotate.quality.decisions import (
     decision_update,
     decisions_apply,
@@ -211,7 +211,7 @@ class DecisionSerializer(serializers.ModelSerializer):
 
 
 class DecisionListApi(APIView):
-    pagination_class = PageNumberPagination  # also tells the schema the list is paginated
+    pagination_class = PageNumbers  # also tells the schema the list is paginated
 
     @extend_schema(
         parameters=[OpenApiParameter("state", enum=DecisionState.values, required=False)],
@@ -309,7 +309,7 @@ class CandidateLabelSerializer(serializers.Serializer):
 class CandidateLabelListApi(APIView):
     """Each voted counterfactual's kept label, its votes and their agreement."""
 
-    pagination_class = PageNumberPagination
+    pagination_class = PageNumbers
 
     @extend_schema(
         parameters=[

@@ -1,4 +1,5 @@
-"""Request bodies: a key an endpoint does not take is a 400 under its name, not dropped."""
+"""Request bodies: a key an endpoint does not take is a 400 under its name, not dropped; a
+number in a body, a query or a page number is read only when written in plain digits."""
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -123,3 +124,49 @@ def test_a_number_in_another_script_is_named_beside_an_unknown_key(api_client, c
     assert fields["chunk_size"] == ["Enter a whole number. Use digits, e.g. 12."]
     assert fields["chunk"][0].startswith("Not a field of this request")
     assert not campaign.runs.exists()
+
+
+def test_query_numbers_and_pages_written_other_than_in_plain_digits_are_refused(
+    api_client, campaign
+):
+    original = make_original(campaign)
+    make_candidate(original)
+    url = f"/api/campaigns/{campaign.id}/candidates/"
+    assert api_client.get(url, {"original": str(original.pk)}).json()["count"] == 1
+
+    for bad in ("1_0", "\u0661"):
+        response = api_client.get(url, {"original": bad})
+        assert response.status_code == 400, bad
+        assert response.json()["fields"] == {
+            "original": ["Enter a whole number. Use digits, e.g. 12."]
+        }
+    fluency = api_client.get(url, {"min_fluency": "1_0", "original": "2_0"})
+    assert fluency.status_code == 400
+    assert set(fluency.json()["fields"]) == {"min_fluency", "original"}
+
+    # Every paginated list reads its page in plain digits (`last` as DRF allows).
+    assert api_client.get(url, {"page": "1"}).status_code == 200
+    assert api_client.get(url, {"page": "last"}).status_code == 200
+    for page in ("1_0", "\u0661", "+1"):
+        response = api_client.get("/api/campaigns/", {"page": page})
+        assert response.status_code == 404, page
+        assert "a page is a number in plain digits" in response.json()["message"]
+
+
+def test_every_list_the_api_pages_reads_its_page_strictly():
+    from cfannotate.core.pagination import PageNumbers
+
+    paged = []
+
+    def walk(resolver: URLResolver) -> None:
+        for pattern in resolver.url_patterns:
+            if isinstance(pattern, URLResolver):
+                walk(pattern)
+                continue
+            view = getattr(pattern.callback, "view_class", None)
+            if getattr(view, "pagination_class", None) is not None:
+                paged.append(view)
+
+    walk(get_resolver())
+    assert len(paged) >= 8
+    assert [v.__name__ for v in paged if not issubclass(v.pagination_class, PageNumbers)] == []

@@ -71,10 +71,14 @@ def test_every_list_answers_a_page_and_refuses_a_page_past_the_end(api_client, c
     listed = api_client.get(url)
     assert listed.status_code == 200
     assert set(listed.json()) == PAGE_KEYS
-    for page in ("2", "nonsense"):
+    past_the_end = api_client.get(url, {"page": "2"})
+    assert past_the_end.status_code == 404 and past_the_end.json()["message"] == "Invalid page."
+    for page in ("nonsense", "1_0", "\u0661"):
         refused = api_client.get(url, {"page": page})
         assert refused.status_code == 404
-        assert refused.json()["message"] == "Invalid page."
+        assert refused.json()["message"] == (
+            f"Invalid page {page!r}: a page is a number in plain digits, from 1."
+        )
 
 
 LISTS = [

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 from crowdkit.aggregation import GLAD, MACE, DawidSkene
 from crowdkit.metrics.data import alpha_krippendorff
@@ -54,7 +55,11 @@ def label_estimates(votes: Mapping[int, Sequence[tuple[int, str]]]) -> dict[int,
         dawid_skene = DawidSkene(n_iter=ITERATIONS)
         ds_labels = dawid_skene.fit_predict(frame)
         ds_confidence = dawid_skene.probas_.max(axis=1)
-        glad = GLAD(n_iter=ITERATIONS, silent=True).fit_predict(frame)
+        # With every vote on one label, GLAD's prior of the labels no vote has is 0, and
+        # numpy warns on its log (-inf) though the estimate is right: not a warning for
+        # the campaign's log.
+        with np.errstate(divide="ignore"):
+            glad = GLAD(n_iter=ITERATIONS, silent=True).fit_predict(frame)
         # One start: MACE's default ten restarts cost ten times as much for the same labels
         # on crowd data of this size.
         mace = MACE(n_iter=ITERATIONS, n_restarts=1, random_state=0).fit_predict(frame)

@@ -241,7 +241,20 @@ def _qualified_workers(campaign: Campaign) -> set[int]:
     )
 
 
+VOTE_FIELDS = [
+    "method",
+    "label",
+    "is_valid",
+    "kept",
+    "votes",
+    "qualified_votes",
+    "label_votes",
+    "valid_votes",
+    "agreement",
+    "needs_more",
+]
 ESTIMATE_FIELDS = ["ds_label", "ds_confidence", "glad_label", "mace_label"]
+AGGREGATE_WRITE_BATCH = 1_000
 
 
 def candidates_aggregate(
@@ -293,26 +306,39 @@ def candidates_aggregate(
     whole = candidate_ids is None
     if k > 2 and whole:
         _estimates_into(aggregates, votes, labels)
+    fields = [*VOTE_FIELDS, *(ESTIMATE_FIELDS if whole else [])]
+    # Only what changed is written: a steady pass (the sweep, every two minutes while
+    # labeling) wrote every kept label of the campaign again, seconds at 200k candidates,
+    # and moved `updated_at` (what the agreement figures are kept for) each time.
+    changed = _aggregates_changed(campaign, aggregates, fields, candidate_ids)
     AggregatedLabel.objects.bulk_create(
-        aggregates,
+        changed,
+        batch_size=AGGREGATE_WRITE_BATCH,
         update_conflicts=True,
         unique_fields=["candidate"],
-        update_fields=[
-            "method",
-            "label",
-            "is_valid",
-            "kept",
-            "votes",
-            "qualified_votes",
-            "label_votes",
-            "valid_votes",
-            "agreement",
-            "needs_more",
-            *(ESTIMATE_FIELDS if whole else []),
-            "updated_at",
-        ],
+        update_fields=[*fields, "updated_at"],
     )
     return aggregates
+
+
+def _aggregates_changed(
+    campaign: Campaign,
+    aggregates: list[AggregatedLabel],
+    fields: list[str],
+    candidate_ids: Collection[int] | None,
+) -> list[AggregatedLabel]:
+    """The aggregates that are new or differ from the stored ones in `fields`."""
+    columns = [AggregatedLabel._meta.get_field(name).attname for name in fields]
+    stored = AggregatedLabel.objects.filter(candidate__campaign=campaign)
+    if candidate_ids is not None:
+        stored = stored.filter(candidate_id__in=candidate_ids)
+    before = {row[0]: row[1:] for row in stored.values_list("candidate_id", *columns)}
+    return [
+        aggregate
+        for aggregate in aggregates
+        if before.get(aggregate.candidate_id)
+        != tuple(getattr(aggregate, column) for column in columns)
+    ]
 
 
 def _estimates_into(aggregates, votes, labels: dict[str, CampaignLabel]) -> None:

@@ -376,3 +376,61 @@ def test_with_no_more_gold_for_the_worker_the_share_decides_on_four(pair_gold):
     assert quality.reasons == ["2 of 4 gold counterfactuals right, fewer than 3"]
     with pytest.raises(NoWorkLeft, match="quality bar"):
         assignment_start(campaign=pair_gold, worker=worker)
+
+
+def _aggregate_writes(campaign, **kwargs) -> list[str]:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as queries:
+        aggregates = candidates_aggregate(campaign=campaign, **kwargs)
+    assert aggregates  # every voted candidate is returned, written or not
+    return [
+        query["sql"]
+        for query in queries.captured_queries
+        if "quality_aggregatedlabel" in query["sql"]
+        and query["sql"].lstrip().upper().startswith(("INSERT", "UPDATE"))
+    ]
+
+
+@pytest.mark.parametrize("judgments", [2, 3])  # 3: the crowd-kit estimates too
+def test_a_pass_writes_only_the_labels_that_changed(db, judgments):
+    campaign = make_labeling_campaign(
+        units=4,
+        gold=2,
+        training=1,
+        rounds_per_assignment=4,
+        gold_rounds_per_assignment=2,
+        k=judgments,
+    )
+    for _ in range(judgments):
+        work(campaign, real=lambda _: (True, "negative"))
+    quality_refresh(campaign=campaign)
+    stored = dict(AggregatedLabel.objects.values_list("candidate_id", "updated_at"))
+    assert stored
+
+    assert _aggregate_writes(campaign) == []  # a steady pass: nothing to write
+    assert dict(AggregatedLabel.objects.values_list("candidate_id", "updated_at")) == stored
+
+    # One judgment changes its label: that candidate's row alone is written again.
+    from cfannotate.labeling.models import Judgment
+
+    judgment = Judgment.objects.filter(
+        round__kind="real", candidate__aggregated_label__isnull=False
+    ).first()
+    judgment.label = campaign.labels.get(value="positive")
+    judgment.save(update_fields=["label"])
+    writes = _aggregate_writes(campaign)
+    assert len(writes) == 1
+    after = dict(AggregatedLabel.objects.values_list("candidate_id", "updated_at"))
+    moved = {candidate for candidate, at in after.items() if at != stored[candidate]}
+    if judgments == 2:
+        assert moved == {judgment.candidate_id}
+    else:  # the estimates model every worker: a changed vote may move others' confidence
+        assert judgment.candidate_id in moved
+    assert AggregatedLabel.objects.get(candidate_id=judgment.candidate_id).label_votes == {
+        "negative": judgments - 1,
+        "positive": 1,
+    }
+    # Asked for some candidates (after one assignment), the same rule.
+    assert _aggregate_writes(campaign, candidate_ids=[judgment.candidate_id]) == []

@@ -27,19 +27,13 @@ def _number_kind(field: serializers.Field) -> str | None:
     return None
 
 
-class BodySerializer(serializers.Serializer):
-    """DRF drops the keys a serializer does not declare: `{"acept": [3]}` accepted nothing
-    and answered 200, and a setting sent beside `settings` rather than in it seemed saved.
-    Here each such key is a 400 under its own name, with the keys the request takes.
-
-    A number field (or a list of them) given text that is not a plain ASCII number is a
-    400 under its name too, as the forms' strict number fields (core.form_numbers) do."""
+class QuerySerializer(serializers.Serializer):
+    """Query parameters: a number parameter given text that is not a plain ASCII number
+    (`?original=1_0`, which int() reads as 10) is a 400 under its name, as in a body.
+    Parameters it does not declare (`page`, `format`) are left to others."""
 
     def to_internal_value(self, data):
-        errors = {}
-        if isinstance(data, Mapping):
-            errors.update(self._unknown_key_errors(data))
-            errors.update(written_number_errors(self.fields, data))
+        errors = self._input_errors(data) if isinstance(data, Mapping) else {}
         try:
             value = super().to_internal_value(data)
         except serializers.ValidationError as exc:
@@ -49,6 +43,22 @@ class BodySerializer(serializers.Serializer):
         if errors:
             raise serializers.ValidationError(errors)
         return value
+
+    def _input_errors(self, data: Mapping) -> dict:
+        """What is wrong with `data` that DRF's own validation lets through."""
+        return written_number_errors(self.fields, data)
+
+
+class BodySerializer(QuerySerializer):
+    """DRF drops the keys a serializer does not declare: `{"acept": [3]}` accepted nothing
+    and answered 200, and a setting sent beside `settings` rather than in it seemed saved.
+    Here each such key is a 400 under its own name, with the keys the request takes.
+
+    A number field (or a list of them) given text that is not a plain ASCII number is a
+    400 under its name too, as the forms' strict number fields (core.form_numbers) do."""
+
+    def _input_errors(self, data: Mapping) -> dict:
+        return self._unknown_key_errors(data) | super()._input_errors(data)
 
     def _unknown_key_errors(self, data: Mapping) -> dict:
         unknown = sorted(set(data) - set(self.fields) - FORM_KEYS)
@@ -60,24 +70,6 @@ class BodySerializer(serializers.Serializer):
         if len(unknown) > MAX_NAMED:
             errors["non_field_errors"] = [f"And {len(unknown) - MAX_NAMED} more unknown keys."]
         return errors
-
-
-class QuerySerializer(serializers.Serializer):
-    """Query parameters: a number parameter given text that is not a plain ASCII number
-    (`?original=1_0`, which int() reads as 10) is a 400 under its name, as in a body.
-    Parameters it does not declare (`page`, `format`) are left to others."""
-
-    def to_internal_value(self, data):
-        errors = written_number_errors(self.fields, data) if isinstance(data, Mapping) else {}
-        try:
-            value = super().to_internal_value(data)
-        except serializers.ValidationError as exc:
-            if not errors or not isinstance(exc.detail, Mapping):
-                raise
-            raise serializers.ValidationError({**exc.detail, **errors}) from exc
-        if errors:
-            raise serializers.ValidationError(errors)
-        return value
 
 
 def written_number_errors(fields: Mapping, data: Mapping) -> dict:

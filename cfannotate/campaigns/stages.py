@@ -21,6 +21,7 @@ class StageFacts:
 
     originals: int = 0
     generation_active: bool = False  # a run is queued or running
+    import_active: bool = False  # a file of the researcher's candidates is being imported
     candidates: int = 0  # generated or imported, not the counterfactuals of gold rounds
     originals_with_candidates: int = 0  # originals that have at least one of those
     units: int = 0  # labeling units: candidates selected for labeling
@@ -93,6 +94,8 @@ def _preparation_stages(campaign: Campaign, facts: StageFacts) -> list[Stage]:
     labeling_open = _labeling_open(campaign)
     if facts.generation_active:
         generation_action = "Generation is running: follow it on the generation page."
+    elif facts.import_active:
+        generation_action = "Your candidates are being imported: follow it on the generation page."
     elif facts.originals and not facts.candidates:
         generation_action = "Generate candidates, or import your own."
     elif facts.originals_with_candidates < facts.originals:
@@ -112,9 +115,10 @@ def _preparation_stages(campaign: Campaign, facts: StageFacts) -> list[Stage]:
         Stage(
             "generation",
             "Generation",
-            facts.candidates > 0 and not facts.generation_active,
+            facts.candidates > 0 and not (facts.generation_active or facts.import_active),
             _generation_summary(facts)
-            + (" · a run is in progress" if facts.generation_active else ""),
+            + (" · a run is in progress" if facts.generation_active else "")
+            + (" · an import is in progress" if facts.import_active else ""),
             generation_action,
         ),
         Stage(

@@ -3,12 +3,18 @@ table), of its settings page (the built-in classifier's last check) and of its o
 (runs and candidates counted), registered with `campaigns.page_parts` and
 `campaigns.stages` in `CandidatesConfig.ready()`."""
 
-from django.db.models import Count
+from django.db.models import Count, Exists, OuterRef
 from django.http import HttpRequest
 
 from cfannotate.campaigns.models import Campaign
 from cfannotate.candidates.imports import latest_candidate_import
-from cfannotate.candidates.models import CandidateStatus, RunState
+from cfannotate.candidates.models import (
+    ACTIVE_IMPORT_STATES,
+    CandidateImport,
+    CandidateStatus,
+    GenerationRun,
+    RunState,
+)
 from cfannotate.candidates.predictions import baseline_check_note
 from cfannotate.candidates.selectors import (
     candidate_counts,
@@ -38,13 +44,31 @@ def settings_page_context(request: HttpRequest, campaign: Campaign) -> dict:
 
 def candidates_facts(campaign: Campaign) -> dict:
     """Facts for the overview's stages (`campaigns.stages.StageFacts`)."""
-    active = campaign.runs.filter(state__in=(RunState.QUEUED, RunState.RUNNING)).exists()
+    # Whether a run or an import is under way, in one query.
+    active, importing = (
+        Campaign.objects.filter(pk=campaign.pk)
+        .annotate(
+            running=Exists(
+                GenerationRun.objects.filter(
+                    campaign=OuterRef("pk"), state__in=(RunState.QUEUED, RunState.RUNNING)
+                )
+            ),
+            importing=Exists(
+                CandidateImport.objects.filter(
+                    campaign=OuterRef("pk"), state__in=ACTIVE_IMPORT_STATES
+                )
+            ),
+        )
+        .values_list("running", "importing")
+        .get()
+    )
     # Gold and training rounds' counterfactuals are answers, not candidates to label.
     made = campaign.candidates.exclude(status=CandidateStatus.GOLD).aggregate(
         candidates=Count("id"), originals=Count("original_id", distinct=True)
     )
     return {
         "generation_active": active,
+        "import_active": importing,
         "candidates": made["candidates"],
         "originals_with_candidates": made["originals"],
     }

@@ -21,6 +21,7 @@ pytestmark = pytest.mark.django_db
 NEW = StageFacts()
 UPLOADED = replace(NEW, originals=7)
 GENERATING = replace(UPLOADED, generation_active=True, candidates=3)
+IMPORTING = replace(UPLOADED, import_active=True)
 GENERATED = replace(UPLOADED, candidates=21, originals_with_candidates=7, units=7)
 NOTHING_SELECTED = replace(GENERATED, units=0)
 ONE_GOLD = replace(GENERATED, gold_rounds=1, training_rounds=1)
@@ -36,6 +37,7 @@ STATES = [
     (DRAFT, NEW, "data", "Upload the originals"),
     (DRAFT, UPLOADED, "generation", "Generate candidates, or import your own."),
     (DRAFT, GENERATING, "generation", "Generation is running"),
+    (DRAFT, IMPORTING, "generation", "Your candidates are being imported"),
     (DRAFT, NOTHING_SELECTED, "review", "No candidate is selected for labeling yet"),
     (DRAFT, GENERATED, "review", "Review the selected candidates"),
     (DRAFT, ONE_GOLD, "gold", "Make gold rounds: each assignment hides 2."),
@@ -88,6 +90,23 @@ def test_the_apps_above_report_their_facts(researcher):
     assert facts.candidates == 2 * 3  # the units', not the gold and training rounds'
     assert facts.originals_with_candidates == 2  # the gold and training rounds' have none
     assert not facts.generation_active and facts.invitations == 0 and facts.labels_kept == 0
+    assert not facts.import_active
+
+
+def test_an_import_under_way_is_a_fact_until_it_ends(researcher):
+    from cfannotate.candidates.imports import candidate_import_cancel, candidate_import_start
+
+    campaign = make_campaign(owner=researcher)
+    original = make_original(campaign)
+    job = candidate_import_start(
+        campaign=campaign,
+        user=researcher,
+        file_name="mine.csv",
+        content=f"original_id,text\n{original.external_id},Another text.\n".encode(),
+    )
+    assert stage_facts(campaign).import_active
+    candidate_import_cancel(campaign=campaign, import_id=job.id)
+    assert not stage_facts(campaign).import_active
 
 
 def test_a_fresh_campaign_has_only_zeros(researcher):

@@ -63,6 +63,18 @@ def run_progress(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     progress = response.context_data["progress"]
     if watching.isdigit() and progress is not None and not progress.active:
         trigger_client_event(response, CANDIDATES_CHANGED)
+        _announce(response, f"{counted(progress.candidates, 'candidate')} stored.")
+    return response
+
+
+def _announce(response: TemplateResponse, detail: str = "") -> TemplateResponse:
+    """Say the run's state in the page's status line (`#generation-status`, outside the
+    polled block: a live region replaced on every poll is read unevenly, if at all)."""
+    progress = response.context_data["progress"]
+    if progress is not None:
+        run = progress.run
+        sentence = f"Generation run {run.id}: {run.get_state_display().lower()}."
+        response.context_data["announce"] = f"{sentence} {detail}".strip()
     return response
 
 
@@ -103,7 +115,7 @@ def run_start(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
         )
     except CfannotateError as error:
         return _fragment(request, campaign, error=error.message, status=error.status_code)
-    return _fragment(request, campaign)
+    return _announce(_fragment(request, campaign))
 
 
 def _run_action(request, campaign_id: int, run_id: int, action) -> HttpResponse:
@@ -113,7 +125,7 @@ def _run_action(request, campaign_id: int, run_id: int, action) -> HttpResponse:
         action(run=run)
     except CfannotateError as error:
         return _fragment(request, campaign, error=error.message, status=error.status_code)
-    return _fragment(request, campaign)
+    return _announce(_fragment(request, campaign))
 
 
 @campaign_owner_required

@@ -65,6 +65,11 @@ def test_an_import_shows_its_progress_then_the_candidates(live_server, page, cam
     block.get_by_text("Importing mine.csv").wait_for()
     block.get_by_text("0 of 3 rows annotated").wait_for()
     block.get_by_text("waiting for a worker to take it").wait_for()
+    status = page.locator("#generation-status")
+    assert status.get_attribute("role") == "status"
+    assert status.inner_text() == (
+        "mine.csv: all 3 rows are valid; they are being annotated and stored in the background."
+    )
     job = CandidateImport.objects.get()
 
     # The worker, one row a part; after each, the page shows the count before it goes on.
@@ -96,9 +101,9 @@ def test_an_import_can_be_cancelled_from_the_page(live_server, page, campaign):
     _upload(page, "mine.csv", GOOD)
     block = page.locator("#candidate-import")
     block.get_by_role("button", name="Cancel the import").click()
-    block.get_by_text(
-        "The import of mine.csv was cancelled; nothing of it was imported."
-    ).wait_for()
+    cancelled = "The import of mine.csv was cancelled; nothing of it was imported."
+    block.get_by_text(cancelled).wait_for()
+    assert page.locator("#generation-status").inner_text() == cancelled
     job = CandidateImport.objects.get()
     assert candidate_import_process(job.id) == "cancelled"
     assert not Candidate.objects.filter(campaign=campaign).exists()

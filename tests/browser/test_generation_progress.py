@@ -52,6 +52,11 @@ def test_progress_moves_within_a_chunk_and_the_candidates_appear_without_reload(
     page.get_by_role("button", name="Generate candidates").click()
     progress = page.locator("#generation-progress")
     progress.get_by_text("0 of 3 originals").wait_for()
+    # The page's status line (never replaced, so screen readers read each change) says it.
+    status = page.get_by_role("status").filter(has_text="Generation run")
+    run_id = GenerationRun.objects.get(campaign=campaign).id
+    assert status.inner_text() == f"Generation run {run_id}: queued."
+    assert progress.get_attribute("aria-live") is None
     progress.get_by_text("waiting for a worker").wait_for()
     assert progress.get_attribute("hx-trigger") == "every 2s"
 
@@ -83,4 +88,6 @@ def test_progress_moves_within_a_chunk_and_the_candidates_appear_without_reload(
     assert page.locator("#generation-progress").get_attribute("hx-trigger") is None
     assert page.get_by_text("No candidates yet").count() == 0
     assert page.evaluate("window.__marker") == "kept", "the page was reloaded, not swapped"
+    stored = Candidate.objects.filter(campaign=campaign).count()
+    assert status.inner_text() == f"Generation run {run_id}: done. {stored} candidates stored."
     assert page.console_errors == []

@@ -236,9 +236,13 @@ class CandidateImportSerializer(serializers.Serializer):
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
     url = serializers.SerializerMethodField(help_text="This import, to poll.")
+    message = serializers.SerializerMethodField(help_text="Where it stands, in words.")
 
     def get_url(self, job: CandidateImport) -> str:
         return self.context["request"].build_absolute_uri(_import_path(job))
+
+    def get_message(self, job: CandidateImport) -> str:
+        return imports.import_message(job)
 
 
 def _import_path(job: CandidateImport) -> str:

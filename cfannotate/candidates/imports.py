@@ -374,6 +374,26 @@ def candidate_import_of(campaign: Campaign, import_id: int) -> CandidateImport:
     return job
 
 
+def import_message(job: CandidateImport) -> str:
+    """Where the import stands, in words (the API's `message`, the page's flash when done)."""
+    if job.state == ImportState.DONE:
+        summary = ImportSummary(imported=job.imported, kept=job.kept, originals=job.originals)
+        return (
+            f"Imported {counted(job.imported, 'candidate')} for "
+            f"{counted(job.originals, 'original')} from {job.file_name}. {summary.message}"
+        )
+    if job.state == ImportState.FAILED:
+        return f"The import of {job.file_name} failed; nothing of it was imported. {job.error}"
+    if job.state == ImportState.CANCELLED:
+        return f"The import of {job.file_name} was cancelled; nothing of it was imported."
+    if job.state == ImportState.RUNNING:
+        return f"{job.rows_done} of {counted(job.rows_total, 'row')} annotated."
+    return (
+        f"{job.file_name}: {counted(job.rows_total, 'row')}, all valid; waiting for a worker "
+        "of the default queue to annotate and store them."
+    )
+
+
 def latest_candidate_import(campaign: Campaign) -> CandidateImport | None:
     """The campaign's last import, without its file (the page shows its progress or end)."""
     return campaign.candidate_imports.defer("content").first()

@@ -194,8 +194,8 @@ def candidate_import(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse
     except CfannotateError as error:
         return _import_fragment(request, campaign, form, job=None, error=error)
     message = (
-        f"{job.file_name}: all {counted(job.rows_total, 'row')} are valid; they are being "
-        "annotated and stored in the background."
+        f"{job.file_name}: {counted(job.rows_total, 'row')}, all valid; being annotated and "
+        "stored in the background."
     )
     return _import_fragment(request, campaign, CandidateImportForm(), job=job, message=message)
 
@@ -214,7 +214,7 @@ def candidate_import_progress(
     except NotFound as error:
         raise Http404(error.message) from None
     if job.state == ImportState.DONE:
-        messages.success(request, import_done_message(job))
+        messages.success(request, imports.import_message(job))
         return HttpResponseClientRefresh()
     return _import_fragment(request, campaign, CandidateImportForm(), job=job)
 
@@ -232,14 +232,6 @@ def candidate_import_cancel(request: HtmxHttpRequest, campaign_id: int, import_i
         return _import_fragment(request, campaign, CandidateImportForm(), job=latest, error=error)
     message = f"The import of {job.file_name} was cancelled; nothing of it was imported."
     return _import_fragment(request, campaign, CandidateImportForm(), job=job, message=message)
-
-
-def import_done_message(job: CandidateImport) -> str:
-    return (
-        f"Imported {counted(job.imported, 'candidate')} for "
-        f"{counted(job.originals, 'original')} from {job.file_name}. "
-        + imports.ImportSummary(job.imported, job.kept, job.originals).message
-    )
 
 
 # --------------------------------------------------------------------------- review

@@ -68,7 +68,7 @@ def test_an_import_shows_its_progress_then_the_candidates(live_server, page, cam
     status = page.locator("#generation-status")
     assert status.get_attribute("role") == "status"
     assert status.inner_text() == (
-        "mine.csv: all 3 rows are valid; they are being annotated and stored in the background."
+        "mine.csv: 3 rows, all valid; being annotated and stored in the background."
     )
     job = CandidateImport.objects.get()
 

@@ -178,6 +178,10 @@ def test_api_imports_a_file(api_client, import_campaign, django_capture_on_commi
         0,
     )
     assert response["Location"] == body["url"]
+    assert body["message"] == (
+        "mine.csv: 1 row, all valid; waiting for a worker of the default queue to annotate "
+        "and store them."
+    )
     assert body["url"].endswith(
         f"/api/campaigns/{import_campaign.id}/candidates/imports/{body['id']}/"
     )
@@ -193,6 +197,9 @@ def test_api_imports_a_file(api_client, import_campaign, django_capture_on_commi
         "kept": 1,
         "originals": 1,
     }
+    assert done["message"].startswith(
+        "Imported 1 candidate for 1 original from mine.csv. Labeling units are being built"
+    )
     candidate = Candidate.objects.get()
     assert (candidate.source, candidate.control_code) == ("imported", "negation")
 
@@ -333,7 +340,7 @@ def test_a_plain_form_post_redirects_to_the_generation_page(client, researcher, 
         (reverse("campaign-generation", args=[import_campaign.id]), 303)
     ]
     html = response.content.decode()
-    assert "mine.csv: all 1 row are valid" in html and "Importing mine.csv" in html
+    assert "mine.csv: 1 row, all valid; being annotated" in html and "Importing mine.csv" in html
 
 
 # --------------------------------------------------------------------------- per original

@@ -150,11 +150,9 @@ def _import_fragment(
     job: CandidateImport | None,
     error: CfannotateError | None = None,
     message: str = "",
-    status: int | None = None,
 ) -> HttpResponse:
     # The error's own status: htmx swaps 4xx answers too (responseHandling in base.html).
-    if status is None:
-        status = 200 if error is None else error.status_code
+    status = 200 if error is None else error.status_code
     context = {
         "campaign": campaign,
         "form": form,
@@ -222,7 +220,9 @@ def candidate_import_progress(
 @campaign_owner_required
 @require_POST
 @plain_form_fallback
-def candidate_import_cancel(request: HtmxHttpRequest, campaign_id: int, import_id: int):
+def candidate_import_cancel(
+    request: HtmxHttpRequest, campaign_id: int, import_id: int
+) -> HttpResponse:
     """Cancel a queued or running import; nothing of it is stored."""
     campaign = request.campaign
     try:
@@ -230,7 +230,7 @@ def candidate_import_cancel(request: HtmxHttpRequest, campaign_id: int, import_i
     except CfannotateError as error:
         latest = imports.latest_candidate_import(campaign)
         return _import_fragment(request, campaign, CandidateImportForm(), job=latest, error=error)
-    message = f"The import of {job.file_name} was cancelled; nothing of it was imported."
+    message = imports.import_message(job)
     return _import_fragment(request, campaign, CandidateImportForm(), job=job, message=message)
 
 

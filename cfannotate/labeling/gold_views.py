@@ -74,7 +74,8 @@ def _page_context(request, campaign) -> dict:
     return _picker_context(request, campaign) | {
         "rounds": gold_rounds_of(campaign),
         "size_note": gold_size_note(campaign),
-        "labels": campaign.labels.all(),
+        # one query whether or not a round shows its answers' labels (the import note does)
+        "labels": list(campaign.labels.all()),
         "failed": None,  # a round whose change was refused (`RefusedAnswers`)
     }
 
@@ -99,7 +100,10 @@ def gold_import(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     except CfannotateError as error:
         # htmx swaps the upload block; a plain form post gets the whole page, the error in it.
         if request.htmx:
-            template, context = IMPORT_BLOCK, {"campaign": campaign}
+            template, context = (
+                IMPORT_BLOCK,
+                {"campaign": campaign, "labels": campaign.labels.all()},
+            )
         else:
             template, context = PAGE, _page_context(request, campaign)
         context["import_error"] = error

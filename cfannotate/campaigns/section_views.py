@@ -6,7 +6,6 @@ The overview is `views.campaign_detail`; review, gold, quality and settings are 
 apps' own pages, reached through the same section navigation (`sections.py`).
 """
 
-from django.core.paginator import Paginator
 from django.http import HttpResponse
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET
@@ -16,6 +15,7 @@ from cfannotate.campaigns.access import campaign_owner_required
 from cfannotate.campaigns.page_parts import parts_context
 from cfannotate.campaigns.upload_views import waiting_upload_context
 from cfannotate.core.htmx import HtmxHttpRequest
+from cfannotate.core.pagination import page_of
 
 ORIGINALS_PER_PAGE = 25
 
@@ -25,9 +25,7 @@ ORIGINALS_PER_PAGE = 25
 def campaign_data(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
     """The labels, the upload of originals (with a file left waiting) and the originals table."""
     campaign = request.campaign
-    page = Paginator(selectors.originals_of(campaign), ORIGINALS_PER_PAGE).get_page(
-        request.GET.get("page")
-    )
+    page = page_of(selectors.originals_of(campaign), ORIGINALS_PER_PAGE, request.GET.get("page"))
     context = {"campaign": campaign, "labels": campaign.labels.all(), "page": page}
     template = "campaigns/data.html"
     if request.htmx and request.htmx.target == "originals":

@@ -8,7 +8,6 @@ for the researcher's predicted labels. "Promote to gold" is labeling's page
 """
 
 from django.contrib import messages
-from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.template.defaultfilters import pluralize
@@ -29,6 +28,7 @@ from cfannotate.candidates.uploads import uploaded_bytes
 from cfannotate.core.exceptions import CfannotateError, InvalidInput, NotFound
 from cfannotate.core.form_numbers import is_digits
 from cfannotate.core.htmx import HtmxHttpRequest
+from cfannotate.core.pagination import page_of
 from cfannotate.core.text import counted
 
 FRAGMENT = "candidates/_run_progress.html"
@@ -263,7 +263,7 @@ def _review_context(request, campaign, *, message: str = "", error=None) -> tupl
     context["classifier_guessing"] = predictions.baseline_is_weak(campaign)
     filters = form.filters()
     rows = selectors.candidates_paged(campaign, filters)
-    page = Paginator(rows, REVIEW_PER_PAGE).get_page(request.GET.get("page"))
+    page = page_of(rows, REVIEW_PER_PAGE, request.GET.get("page"))
     context["page"] = page
     # Grouped by original (the default order): each group opens with what generation made of it.
     if filters.ordering in (None, "", "original"):

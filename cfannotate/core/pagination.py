@@ -10,6 +10,7 @@ the 50 rows with those ids, gives the same page for a fraction of that.
 
 from collections.abc import Callable, Iterable, Sequence
 
+from django.core.paginator import Page, Paginator
 from django.db.models import QuerySet
 from rest_framework.exceptions import NotFound
 from rest_framework.pagination import PageNumberPagination
@@ -61,3 +62,10 @@ class PageNumbers(PageNumberPagination):
         if number in self.last_page_strings or is_digits(str(number)):
             return number
         raise NotFound(f"Invalid page {number!r}: a page is a number in plain digits, from 1.")
+
+
+def page_of(items, per_page: int, number: str | None) -> Page:
+    """A page of an HTML list, as `Paginator.get_page` gives it (a page past the end is the
+    last one, anything else not a page is the first), but read strictly: `int()` reads
+    `?page=1_0` as 10, and another script's digits as numbers too."""
+    return Paginator(items, per_page).get_page(number if is_digits(number or "") else None)

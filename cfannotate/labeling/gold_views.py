@@ -10,7 +10,6 @@ import re
 from dataclasses import dataclass, field
 
 from django.contrib import messages
-from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect
 from django.template.defaultfilters import pluralize
@@ -25,6 +24,7 @@ from cfannotate.core import tabular
 from cfannotate.core.exceptions import CfannotateError, InvalidInput
 from cfannotate.core.form_numbers import is_digits
 from cfannotate.core.htmx import HtmxHttpRequest
+from cfannotate.core.pagination import page_of
 from cfannotate.core.text import counted, sentence
 from cfannotate.core.upload_handlers import one_upload
 from cfannotate.labeling import gold
@@ -66,7 +66,7 @@ def _picker_context(request, campaign) -> dict:
         "campaign": campaign,
         "search": search,
         "query": query.urlencode(),
-        "page": Paginator(originals, PICK_PER_PAGE).get_page(request.GET.get("page")),
+        "page": page_of(originals, PICK_PER_PAGE, request.GET.get("page")),
     }
 
 

@@ -7,7 +7,7 @@ from django.core.paginator import Paginator
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from cfannotate.core.pagination import IdsThenRows, rows_in_order
+from cfannotate.core.pagination import IdsThenRows, page_of, rows_in_order
 from tests.factories import make_user
 
 pytestmark = pytest.mark.django_db
@@ -61,3 +61,31 @@ def test_it_is_read_by_slices_only(users):
     # Unordered ids: Paginator warns, as it does for an unordered queryset.
     with pytest.warns(Warning, match="unordered"):
         Paginator(IdsThenRows(users.order_by(), rows_in_order(users)), 2)
+
+
+def test_an_html_page_number_is_read_strictly(users):
+    """`page_of` is `get_page` (past the end: the last page; not a number: the first), but
+    `int()`'s other spellings of a number are not numbers: `?page=1_0` is not page 10."""
+    for asked, number in [("2", 2), ("99", 4), (None, 1), ("x", 1), ("-1", 1), ("", 1)]:
+        assert page_of(users, 2, asked).number == number, asked
+    for asked in ("1_0", " 2", "+2", "\u0662", "2.0"):
+        assert page_of(users, 2, asked).number == 1, asked
+
+
+def test_every_html_list_reads_its_page_strictly(client, researcher):
+    """The data, review and gold pages (what `page_of` serves): `1_0` is the first page."""
+    from django.urls import reverse
+
+    from tests.factories import make_labeling_campaign
+
+    campaign = make_labeling_campaign(units=30, gold=0, training=0)
+    campaign.owner = researcher
+    campaign.save(update_fields=["owner"])
+    client.force_login(researcher)
+    for name, per_page_hint in [
+        ("campaign-data", "Page 1 of"),
+        ("candidate-review", "Page 1 of"),
+        ("gold-page", "Page 1 of"),
+    ]:
+        html = client.get(reverse(name, args=[campaign.id]), {"page": "1_0"}).content.decode()
+        assert per_page_hint in html, name

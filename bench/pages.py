@@ -16,9 +16,16 @@ imports every generator's module (the 9 s first load of issue 24), then with it 
 
     python bench/pages.py               # 15 loads a page, about a minute and a half
     python bench/pages.py --quick       # 5 loads a page
+    python bench/pages.py --quick --crowd 2000   # and a crowd of 2,000 more workers
+
+`--crowd N` gives the labeled example N more workers, as a large crowd leaves them: each with
+a standing (every third filtered), three submitted assignments and a proposed decision for
+each (approve, or reject for a filtered worker), so the quality page's lists are as long as a
+research-sized campaign's. Each page's response size is printed beside its time.
 
 The last line reads `RESULT pages slowest_ms=... slowest=... floor_ms=... over_300ms=...
-settings_first_ms=... settings_first_uncached_ms=... first_slowest_ms=...`.
+largest_kb=... largest=... crowd=... settings_first_ms=... settings_first_uncached_ms=...
+first_slowest_ms=...`.
 """
 
 import argparse
@@ -167,24 +174,88 @@ def build(state_dir: str) -> float:
     return time.perf_counter() - started
 
 
+def add_crowd(workers: int) -> None:
+    """`workers` more workers in the labeled example, with standings, submitted assignments
+    and proposed decisions (see the module's doc), written in bulk."""
+    import secrets
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from cfannotate.campaigns.models import Campaign
+    from cfannotate.crowd.models import Worker
+    from cfannotate.demo.setup import EXAMPLE_NAME
+    from cfannotate.labeling.models import Assignment
+    from cfannotate.quality.models import WorkerDecision, WorkerQuality
+
+    campaign = Campaign.objects.get(name=EXAMPLE_NAME)
+    now = timezone.now()
+    crowd = Worker.objects.bulk_create(
+        Worker(platform="link", external_id=f"bench-{number:06}") for number in range(workers)
+    )
+    WorkerQuality.objects.bulk_create(
+        WorkerQuality(
+            campaign=campaign,
+            worker=worker,
+            qualified=number % 3 != 0,
+            reasons=[] if number % 3 else ["median 4 s a round, under the threshold"],
+            settled=True,
+            rounds=30,
+            median_seconds=10.0 + number % 40,
+            gold_correct=3 + number % 4,
+            gold_total=6,
+            label_counts={"positive": 10 + number % 7, "negative": 10},
+            distribution_distance=(number % 20) / 40,
+        )
+        for number, worker in enumerate(crowd)
+    )
+    assignments = Assignment.objects.bulk_create(
+        Assignment(
+            campaign=campaign,
+            worker=worker,
+            token_nonce=secrets.token_hex(16),
+            state="submitted",
+            lease_expires_at=now + timedelta(hours=1),
+            submitted_at=now,
+        )
+        for worker in crowd
+        for _ in range(3)
+    )
+    filtered = {worker.pk for number, worker in enumerate(crowd) if number % 3 == 0}
+    WorkerDecision.objects.bulk_create(
+        WorkerDecision(
+            campaign=campaign,
+            worker_id=assignment.worker_id,
+            assignment=assignment,
+            action="reject" if assignment.worker_id in filtered else "approve",
+            reason="Failed the gold rounds." if assignment.worker_id in filtered else "Thanks.",
+        )
+        for assignment in assignments
+    )
+
+
 def measure(
     client, url: str, loads: int, headers: dict[str, str] | None = None
-) -> tuple[float, float, int]:
-    """(median ms, slowest ms, queries) of `loads` loads after an unmeasured one."""
+) -> tuple[float, float, int, int]:
+    """(median ms, slowest ms, queries, response bytes) of `loads` loads after an
+    unmeasured one."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
     _get(client, url, headers)
     times = [_get(client, url, headers) for _ in range(loads)]
     with CaptureQueriesContext(connection) as queries:
-        client.get(url, headers=headers)
-    return statistics.median(times), max(times), len(queries)
+        size = len(client.get(url, headers=headers).content)
+    return statistics.median(times), max(times), len(queries), size
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="5 loads a page")
     parser.add_argument("--loads", type=int, default=None, help="measured loads a page")
+    parser.add_argument(
+        "--crowd", type=int, default=0, metavar="N", help="N more workers in the labeled example"
+    )
     parser.add_argument("--first-loads", metavar="STATE_DIR", help=argparse.SUPPRESS)
     parser.add_argument("--settings-first-load", metavar="STATE_DIR", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -199,6 +270,13 @@ def main() -> None:
 
         seconds = build(state_dir)
         print(f"demo data: {seconds:.1f}s (migrate and demo_setup, no generation)")
+        if args.crowd:
+            started = time.perf_counter()
+            add_crowd(args.crowd)
+            print(
+                f"crowd: {args.crowd} more workers, {3 * args.crowd} decisions "
+                f"({time.perf_counter() - started:.1f}s)"
+            )
 
         # 1. First loads in fresh processes: the settings page without the catalog in the
         # cache (the child stores it), then with it; then every page.
@@ -209,20 +287,21 @@ def main() -> None:
 
         # 2. Warm loads here, and the floor.
         client = _client()
-        floor, _, _ = measure(client, "/healthz", loads)
+        floor, *_ = measure(client, "/healthz", loads)
         rows = []
         for name, url in researcher_pages().items():
-            median, slowest, queries = measure(client, url, loads, request_headers(name))
-            rows.append((name, median, slowest, queries, first[name]))
+            median, slowest, queries, size = measure(client, url, loads, request_headers(name))
+            rows.append((name, median, slowest, queries, first[name], size))
 
     print(f"{loads} loads a page after one unmeasured; floor /healthz {floor:.2f} ms (median)")
     print(
-        f"{'page':22} {'median ms':>10} {'max ms':>8} {'x floor':>8} {'queries':>8} {'first ms':>9}"
+        f"{'page':22} {'median ms':>10} {'max ms':>8} {'x floor':>8} {'queries':>8} "
+        f"{'first ms':>9} {'kB':>7}"
     )
-    for name, median, slowest, queries, first_ms in rows:
+    for name, median, slowest, queries, first_ms, size in rows:
         print(
             f"{name:22} {median:10.1f} {slowest:8.1f} {median / floor:8.1f} {queries:8d} "
-            f"{first_ms:9.1f}"
+            f"{first_ms:9.1f} {size / 1024:7.1f}"
         )
     print(
         f"settings page, first load in a fresh process: {cached:.0f} ms with the generator "
@@ -231,9 +310,11 @@ def main() -> None:
     name, median, *_ = max(rows, key=lambda row: row[1])
     first_name, first_slowest = max(first.items(), key=lambda item: item[1])
     over = sum(row[1] > BUDGET_MS for row in rows)
+    largest_name, *_, largest = max(rows, key=lambda row: row[-1])
     print(
         f"RESULT pages slowest_ms={median:.1f} slowest={name} floor_ms={floor:.2f} "
-        f"over_300ms={over} pages={len(rows)} settings_first_ms={cached:.0f} "
+        f"over_300ms={over} pages={len(rows)} largest_kb={largest / 1024:.0f} "
+        f"largest={largest_name} crowd={args.crowd} settings_first_ms={cached:.0f} "
         f"settings_first_uncached_ms={uncached:.0f} first_slowest_ms={first_slowest:.0f} "
         f"first_slowest={first_name}"
     )

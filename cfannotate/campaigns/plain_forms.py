@@ -72,12 +72,15 @@ def plain_form_fallback(view: Callable) -> Callable:
 
 
 def block_of_section_page(view: Callable) -> Callable:
-    """For block views under `@campaign_owner_required`: a plain GET goes to the section page."""
+    """For block views under `@campaign_owner_required`: a plain GET goes to the section page,
+    with its query (a block's filters and page are the page's too)."""
 
     @wraps(view)
     def wrapped(request: HtmxHttpRequest, *args, **kwargs) -> HttpResponse:
         if request.method == "GET" and not request.htmx:
-            return HttpResponseRedirect(_section_url(request, _section(request)))
+            url = _section_url(request, _section(request))
+            query = request.GET.urlencode()
+            return HttpResponseRedirect(f"{url}?{query}" if query else url)
         return view(request, *args, **kwargs)
 
     return wrapped

@@ -342,7 +342,6 @@ def worker_chart(
     C.2 thresholds: kept in the shaded corner, or anywhere on the top line (all gold right)."""
     title = "Workers against the C.2 thresholds"
     drawn = [w for w in workers if w.median_seconds is not None and w.gold_total]
-    table = _worker_table(workers, min_seconds=min_seconds, min_gold_share=min_gold_share)
     if not drawn:
         return Chart(title, "No worker has answered a gold round yet.", "", "", [], [], [])
     last = max(60.0, min_seconds * 3)  # slower workers sit on the right edge
@@ -353,7 +352,8 @@ def worker_chart(
     def y_of(share: float) -> float:
         return TOP + PLOT_HEIGHT * (1 - share)
 
-    points = _worker_points(drawn, x_of, y_of)
+    places = _worker_places(drawn, x_of, y_of)
+    points = _worker_points(places)
     kept = sum(1 for w in drawn if w.qualified)
     unplaced = len(workers) - len(drawn)
     return Chart(
@@ -361,7 +361,7 @@ def worker_chart(
         description=(
             f"{counted(len(drawn), 'worker')} drawn, {kept} kept"
             + (
-                f"; {unplaced} without gold answers or timed rounds only in the table."
+                f"; {unplaced} without gold answers or timed rounds are only in the worker table."
                 if unplaced
                 else "."
             )
@@ -387,47 +387,72 @@ def worker_chart(
             (series, WORKER_VERDICTS[series])
             for series in sorted({0, 1} | {w.series for w in drawn})
         ],
-        table=table,
+        table=_dot_table(places, min_seconds=min_seconds, min_gold_share=min_gold_share),
     )
 
 
-def _worker_table(
-    workers: Sequence[WorkerStanding], *, min_seconds: float, min_gold_share: float
-) -> DataTable:
-    return DataTable(
-        f"Each worker's median time per round and gold right; kept above {min_seconds:g} s "
-        f"with at least {min_gold_share:.0%} of gold right, or with all gold right",
-        ["Worker", "Median s per round", "Gold right", "Share right", "Verdict"],
-        [
-            [
-                w.name,
-                f"{w.median_seconds:.1f}" if w.median_seconds is not None else "no rounds",
-                f"{w.gold_correct}/{w.gold_total}" if w.gold_total else "no gold yet",
-                f"{w.gold_correct / w.gold_total:.0%}" if w.gold_total else "",
-                w.verdict,
-            ]
-            for w in workers
-        ],
-    )
-
-
-def _worker_points(drawn: Sequence[WorkerStanding], x_of, y_of) -> list[Point]:
-    """One dot per place and verdict: workers at the same spot make one larger dot."""
+def _worker_places(
+    drawn: Sequence[WorkerStanding], x_of, y_of
+) -> dict[tuple[int, int, int], list[WorkerStanding]]:
+    """The workers at each place (pixel) and verdict of the plot: one dot each."""
     places: dict[tuple[int, int, int], list[WorkerStanding]] = {}
     for worker in drawn:
         share = worker.gold_correct / worker.gold_total
         key = (round(x_of(worker.median_seconds)), round(y_of(share)), worker.series)
         places.setdefault(key, []).append(worker)
+    return places
+
+
+def _names(group: Sequence[WorkerStanding], shown: int = 5) -> str:
+    names = ", ".join(w.name for w in group[:shown])
+    return names + (f" and {len(group) - shown} others" if len(group) > shown else "")
+
+
+def _span(values: Sequence[float], form: str) -> str:
+    low, high = format(min(values), form), format(max(values), form)
+    return low if low == high else f"{low} to {high}"
+
+
+def _dot_figures(group: Sequence[WorkerStanding]) -> tuple[str, str, str]:
+    """A dot's median seconds, gold right and share right: one value, or the range its
+    workers span within the dot's pixel."""
+    golds = {f"{w.gold_correct}/{w.gold_total}" for w in group}
+    return (
+        _span([w.median_seconds for w in group], ".1f"),
+        golds.pop() if len(golds) == 1 else "various",
+        _span([w.gold_correct / w.gold_total for w in group], ".0%"),
+    )
+
+
+def _worker_points(places: dict[tuple[int, int, int], list[WorkerStanding]]) -> list[Point]:
+    """One dot per place and verdict: workers at the same spot make one larger dot."""
     points = []
     for (x, y, series), group in places.items():
-        names = ", ".join(w.name for w in group[:5]) + (" and others" if len(group) > 5 else "")
-        first = group[0]
-        title = (
-            f"{names}: {first.median_seconds:.1f} s median, "
-            f"{first.gold_correct}/{first.gold_total} gold right, {first.verdict}"
-        )
+        seconds, gold, _ = _dot_figures(group)
+        title = f"{_names(group)}: {seconds} s median, {gold} gold right, {group[0].verdict}"
         points.append(Point(x=x, y=y, title=title, series=series, count=len(group)))
     return points
+
+
+def _dot_table(
+    places: dict[tuple[int, int, int], list[WorkerStanding]],
+    *,
+    min_seconds: float,
+    min_gold_share: float,
+) -> DataTable:
+    """The plot's dots as rows, the most crowded first: a table as long as the picture has
+    dots, not workers (every worker has a row in the page's worker table)."""
+    rows = []
+    for group in sorted(places.values(), key=lambda group: (-len(group), group[0].name)):
+        seconds, gold, share = _dot_figures(group)
+        rows.append([_names(group), str(len(group)), seconds, gold, share, group[0].verdict])
+    return DataTable(
+        f"Each worker's median time per round and gold right, workers at one place of the plot "
+        f"together; kept above {min_seconds:g} s with at least {min_gold_share:.0%} of gold "
+        "right, or with all gold right",
+        ["Workers", "How many", "Median s per round", "Gold right", "Share right", "Verdict"],
+        rows,
+    )
 
 
 def position_chart(

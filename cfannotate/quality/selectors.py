@@ -14,7 +14,12 @@ from cfannotate.core.text import counted
 from cfannotate.labeling.models import GoldRound, Judgment, LabelingUnit, Round, RoundKind
 from cfannotate.labeling.selectors import GoldCoverage, gold_coverage
 from cfannotate.quality.agreement import Agreement, Basis, agreement
-from cfannotate.quality.models import AggregatedLabel, WorkerDecision, WorkerQuality
+from cfannotate.quality.models import (
+    AggregatedLabel,
+    DecisionState,
+    WorkerDecision,
+    WorkerQuality,
+)
 from cfannotate.quality.rules import reason_rule
 
 
@@ -38,7 +43,6 @@ class QualitySummary:
 class WorkerRow:
     quality: WorkerQuality
     label_shares: list[tuple[str, float]]
-    decisions: list[WorkerDecision] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -178,14 +182,7 @@ def position_label_counts(campaign: Campaign) -> list[tuple[int, dict[str, int]]
 
 def quality_report(campaign: Campaign) -> QualityReport:
     label_values = list(campaign.labels.order_by("position", "id").values_list("value", flat=True))
-    qualities = list(
-        WorkerQuality.objects.filter(campaign=campaign)
-        .select_related("worker")
-        .order_by("qualified", "-distribution_distance", "worker__external_id")
-    )
-    decisions: dict[int, list[WorkerDecision]] = defaultdict(list)
-    for decision in WorkerDecision.objects.filter(campaign=campaign).order_by("id"):
-        decisions[decision.worker_id].append(decision)
+    qualities = list(workers_listed(campaign))
     qualified = {quality.worker_id for quality in qualities if quality.qualified}
     aggregates = AggregatedLabel.objects.filter(candidate__campaign=campaign).aggregate(
         voted=Count("id"),
@@ -243,7 +240,6 @@ def quality_report(campaign: Campaign) -> QualityReport:
             WorkerRow(
                 quality=quality,
                 label_shares=_shares(quality.label_counts, label_values),
-                decisions=decisions.get(quality.worker_id, []),
             )
             for quality in qualities
         ],
@@ -256,13 +252,63 @@ def quality_report(campaign: Campaign) -> QualityReport:
     )
 
 
-def decisions_for(campaign: Campaign, *, state: str | None = None):
+def decisions_for(
+    campaign: Campaign, *, state: str | None = None, action: str = "", search: str = ""
+):
+    """The campaign's decisions in one `state` and of one `action` (any when empty), of the
+    workers whose id contains `search`: by state, then worker."""
     decisions = WorkerDecision.objects.filter(campaign=campaign).select_related(
         "worker", "assignment"
     )
     if state:
         decisions = decisions.filter(state=state)
+    if action:
+        decisions = decisions.filter(action=action)
+    if search:
+        decisions = decisions.filter(worker__external_id__icontains=search)
     return decisions.order_by("state", "worker__external_id", "action", "id")
+
+
+def decision_state_counts(campaign: Campaign) -> dict[str, int]:
+    """How many of the campaign's decisions are in each state, in the states' order (all
+    of them, 0 where none is)."""
+    counts = dict(
+        WorkerDecision.objects.filter(campaign=campaign)
+        .order_by()
+        .values_list("state")
+        .annotate(n=Count("id"))
+    )
+    return {state: counts.get(state, 0) for state in DecisionState.values}
+
+
+# The worker table's verdicts (its filter): the report's words for them.
+WORKER_VERDICTS = {
+    "filtered": Q(qualified=False, held_until__isnull=True),
+    "on_hold": Q(held_until__isnull=False),
+    "kept": Q(qualified=True),
+    "working": Q(settled=False),
+}
+
+
+def workers_listed(campaign: Campaign, *, verdict: str = "", search: str = ""):
+    """The campaign's workers with their standing, of one verdict of `WORKER_VERDICTS` (any
+    when empty), whose id contains `search`: filtered ones first, then the furthest label
+    distributions, then by id (a total order, for pages)."""
+    qualities = WorkerQuality.objects.filter(campaign=campaign).select_related("worker")
+    if verdict:
+        qualities = qualities.filter(WORKER_VERDICTS[verdict])
+    if search:
+        qualities = qualities.filter(worker__external_id__icontains=search)
+    return qualities.order_by(
+        "qualified", F("distribution_distance").desc(nulls_last=True), "worker__external_id", "id"
+    )
+
+
+def worker_rows(campaign: Campaign, qualities) -> list[WorkerRow]:
+    """The worker table's rows for `qualities` (a page of them): each with its label shares
+    in the campaign's label order."""
+    labels = list(campaign.labels.order_by("position", "id").values_list("value", flat=True))
+    return [WorkerRow(quality=q, label_shares=_shares(q.label_counts, labels)) for q in qualities]
 
 
 LABEL_STATES = ("kept", "discarded", "needs_more")

@@ -61,7 +61,9 @@ def test_researcher_reads_the_charts_and_confirms_a_decision(live_server, page):
     page.get_by_role("button", name="Send confirmed decisions").click()
     page.once("dialog", lambda dialog: answer(dialog, accept=True))
     page.get_by_role("button", name="Send confirmed decisions").click()
-    page.get_by_text("1 decision sent to the platforms").wait_for()
+    page.locator("#decisions .notice", has_text="1 decision sent to the platforms").wait_for()
+    # The page's status line says it too (the decisions block is no live region).
+    expect(page.locator("#decisions-status")).to_contain_text("1 decision sent to the platforms.")
     assert asked == ["Send every confirmed decision to the workers' platforms?"] * 2
     assert WorkerDecision.objects.get(pk=rejection.pk).state == DecisionState.APPLIED
     assert page.console_errors == []

@@ -2,9 +2,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from cfannotate.campaigns.models import Campaign
+from cfannotate.crowd.models import Worker
 from cfannotate.labeling.assignments import assignment_start
 from cfannotate.labeling.models import GoldItem, RoundKind
 from cfannotate.labeling.rounds import Answer, current_round, round_serve, round_submit
+from cfannotate.quality.models import WorkerDecision, WorkerQuality
 from tests.factories import make_labeling_campaign, make_worker
 
 START = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
@@ -59,3 +62,36 @@ def c2_campaign(db):
     return make_labeling_campaign(
         units=4, gold=2, training=1, rounds_per_assignment=4, gold_rounds_per_assignment=2
     )
+
+
+def make_crowd(owner, workers: int) -> Campaign:
+    """A labeling campaign with `workers` standings (every third filtered, every fifth kept
+    one still working) and a proposed block for each filtered worker."""
+    campaign = make_labeling_campaign(units=3)
+    Campaign.objects.filter(pk=campaign.pk).update(owner=owner, status="labeling")
+    campaign.refresh_from_db()
+    crowd = Worker.objects.bulk_create(
+        Worker(platform="link", external_id=f"crowd-{number:04}") for number in range(workers)
+    )
+    WorkerQuality.objects.bulk_create(
+        WorkerQuality(
+            campaign=campaign,
+            worker=worker,
+            qualified=number % 3 != 0,
+            reasons=[] if number % 3 else ["median 4 s a round, under 18 s"],
+            settled=number % 5 != 0,
+            rounds=10,
+            median_seconds=20.0 + number % 7,
+            gold_correct=4,
+            gold_total=6,
+            label_counts={"positive": 5, "negative": 5},
+            distribution_distance=0.1 * (number % 5),
+        )
+        for number, worker in enumerate(crowd)
+    )
+    WorkerDecision.objects.bulk_create(
+        WorkerDecision(campaign=campaign, worker=worker, action="block", reason="Filtered.")
+        for number, worker in enumerate(crowd)
+        if number % 3 == 0
+    )
+    return campaign

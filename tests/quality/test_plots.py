@@ -137,11 +137,33 @@ def test_worker_chart_places_workers_against_both_c2_thresholds():
     assert region.x == pytest.approx(threshold.x) and region.y + region.height == pytest.approx(
         level.y
     )
-    # The table has every worker, the one without gold too; the picture says it left it out.
-    assert [row[0] for row in chart.table.rows] == [w.name for w in workers]
-    assert chart.table.rows[4][2:] == ["no gold yet", "", "kept"]
-    assert "1 without gold answers" in chart.description
+    # The table has the picture's dots, the most crowded first: as long as the picture, not
+    # the crowd (the page's worker table has every worker). It says which it left out.
+    assert chart.table.rows == [
+        ["careful, careful-too", "2", "30.0", "6/6", "100%", "kept"],
+        ["fast", "1", "9.0", "3/6", "50%", "filtered out"],
+        ["slow-forever", "1", "500.0", "5/6", "83%", "kept"],
+    ]
+    assert "1 without gold answers or timed rounds are only in the worker table" in (
+        chart.description
+    )
     assert plots.worker_chart([workers[4]], min_seconds=18, min_gold_share=0.5).empty
+
+
+def test_a_crowd_at_one_place_of_the_worker_chart_is_one_row_and_one_dot():
+    """A thousand workers the plot draws on a few pixels: a few rows, each with their span."""
+    workers = [
+        _standing(f"w{number:04}", (29.94, 30.0, 30.04)[number % 3], 6, 6, True)
+        for number in range(1000)
+    ] + [_standing("odd", 30.0, 4, 4, True)]  # all within one pixel
+    chart = plots.worker_chart(workers, min_seconds=18, min_gold_share=4 / 6)
+    assert len(chart.points) == 1 and chart.points[0].count == 1001
+    [row] = chart.table.rows
+    assert row[0] == "w0000, w0001, w0002, w0003, w0004 and 996 others"
+    assert row[1:] == ["1001", "29.9 to 30.0", "various", "100%", "kept"]
+    assert chart.points[0].title.startswith(
+        "w0000, w0001, w0002, w0003, w0004 and 996 others: 29.9 to 30.0 s median, various gold"
+    )
 
 
 def test_position_chart_stacks_label_shares_per_round_position():

@@ -57,7 +57,8 @@ def test_the_report_fragment_and_refresh(browser_client, labeled):
     )
     assert refreshed.status_code == 200
     assert "Quality control ran: 1 of 2 workers qualified" in refreshed.content.decode()
-    assert refreshed["HX-Trigger"] == "decisions-changed"
+    # The decisions and the worker table (blocks of their own) follow the run.
+    assert refreshed["HX-Trigger"] == "decisions-changed, workers-changed"
 
 
 CONTROL = re.compile(r"<(a|button|summary|input|select|textarea)\b([^>]*)>")
@@ -126,6 +127,7 @@ def test_the_charts_place_workers_against_the_c2_thresholds_and_tabulate_them(
     assert "18 s" in html and "67%" in html  # both thresholds drawn and named
     row = re.search(rf"<th scope=\"row\">{fast}</th>(.*?)</tr>", html, re.S).group(1)
     assert [cell.strip() for cell in re.findall(r"<td>(.*?)</td>", row)] == [
+        "1",
         "9.0",
         "3/6",
         "50%",

@@ -26,8 +26,12 @@ def choice_param(request: Request, name: str, choices: Iterable[str]) -> str | N
     return value or None
 
 
-def paginated_response(view: APIView, request: Request, queryset, serializer_class) -> Response:
-    """One page of `queryset` with `view.pagination_class`, serialized."""
+def paginated_response(
+    view: APIView, request: Request, queryset, serializer_class, *, rows=None
+) -> Response:
+    """One page of `queryset` with `view.pagination_class`, serialized; `rows` turns the
+    page's objects into what the serializer reads, where they are not that already."""
     paginator = view.pagination_class()
     page = paginator.paginate_queryset(queryset, request, view)
-    return paginator.get_paginated_response(serializer_class(page, many=True).data)
+    data = serializer_class(rows(page) if rows else page, many=True).data
+    return paginator.get_paginated_response(data)

@@ -9,6 +9,11 @@ urlpatterns = [
         name="api-quality-report",
     ),
     path(
+        "campaigns/<int:campaign_id>/quality/workers/",
+        apis.QualityWorkerListApi.as_view(),
+        name="api-quality-workers",
+    ),
+    path(
         "campaigns/<int:campaign_id>/quality/refresh/",
         apis.QualityRefreshApi.as_view(),
         name="api-quality-refresh",

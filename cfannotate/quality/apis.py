@@ -9,7 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from cfannotate.core.api_input import BodySerializer
+from cfannotate.core.api_input import BodySerializer, QuerySerializer
 from cfannotate.core.api_lists import choice_param, paginated_response
 from cfannotate.core.exceptions import NotFound
 from cfannotate.core.pagination import PageNumbers
@@ -21,9 +21,12 @@ from cfannotate.quality.decisions import (
 from cfannotate.quality.models import DecisionAction, DecisionState, WorkerDecision
 from cfannotate.quality.selectors import (
     LABEL_STATES,
+    WORKER_VERDICTS,
     decisions_for,
     kept_labels_for,
     quality_report,
+    worker_rows,
+    workers_listed,
 )
 from cfannotate.quality.services import quality_refresh
 
@@ -152,7 +155,11 @@ class ReportSerializer(serializers.Serializer):
     label_agreement = AgreementSerializer()
     label_agreement_qualified = AgreementSerializer()
     validity_agreement = AgreementSerializer()
-    workers = WorkerQualitySerializer(many=True)
+    workers = WorkerQualitySerializer(
+        many=True,
+        help_text="Every worker, filtered ones first; a page at a time, filtered by verdict "
+        "and searched by id: GET /api/campaigns/<id>/quality/workers/.",
+    )
     round_seconds = serializers.ListField(child=serializers.FloatField())
     gold_coverage = GoldCoverageSerializer()
     effects = FilterEffectsSerializer()
@@ -167,6 +174,51 @@ class QualityReportApi(APIView):
     def get(self, request: Request, campaign_id: int) -> Response:
         campaign = self.campaign
         return Response(ReportSerializer(quality_report(campaign)).data)
+
+
+class SearchSerializer(QuerySerializer):
+    """A worker list's search, as the quality page's lists have it."""
+
+    search = serializers.CharField(
+        required=False, allow_blank=True, max_length=200, help_text="Part of the worker's id."
+    )
+
+    def searched(self) -> str:
+        return self.validated_data.get("search", "").strip()
+
+
+class QualityWorkerListApi(APIView):
+    """Each worker's standing, a page at a time: filtered ones first, then the furthest label
+    distributions, then by id."""
+
+    pagination_class = PageNumbers  # also tells the schema the list is paginated
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "verdict",
+                enum=list(WORKER_VERDICTS),
+                required=False,
+                description="filtered, on_hold (short of the gold share before the gold sample), "
+                "kept, working (an assignment still open): any when absent.",
+            ),
+            SearchSerializer,
+        ],
+        responses=WorkerQualitySerializer(many=True),
+    )
+    def get(self, request: Request, campaign_id: int) -> Response:
+        campaign = self.campaign
+        verdict = choice_param(request, "verdict", WORKER_VERDICTS) or ""
+        query = SearchSerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        qualities = workers_listed(campaign, verdict=verdict, search=query.searched())
+        return paginated_response(
+            self,
+            request,
+            qualities,
+            WorkerQualitySerializer,
+            rows=lambda page: worker_rows(campaign, page),
+        )
 
 
 class QualityRefreshApi(APIView):
@@ -214,15 +266,21 @@ class DecisionListApi(APIView):
     pagination_class = PageNumbers  # also tells the schema the list is paginated
 
     @extend_schema(
-        parameters=[OpenApiParameter("state", enum=DecisionState.values, required=False)],
+        parameters=[
+            OpenApiParameter("state", enum=DecisionState.values, required=False),
+            OpenApiParameter("action", enum=DecisionAction.values, required=False),
+            SearchSerializer,
+        ],
         responses=DecisionSerializer(many=True),
     )
     def get(self, request: Request, campaign_id: int) -> Response:
         campaign = self.campaign
         state = choice_param(request, "state", DecisionState.values)
-        return paginated_response(
-            self, request, decisions_for(campaign, state=state), DecisionSerializer
-        )
+        action = choice_param(request, "action", DecisionAction.values) or ""
+        query = SearchSerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        decisions = decisions_for(campaign, state=state, action=action, search=query.searched())
+        return paginated_response(self, request, decisions, DecisionSerializer)
 
 
 class DecisionUpdateApi(APIView):

@@ -85,6 +85,8 @@ LISTS = [
     ("api-gold-list", "kind", ["training", "gold"]),
     ("api-evaluation-list", "kind", ["table2", "table3"]),
     ("api-decision-list", "state", ["proposed", "confirmed"]),
+    ("api-decision-list", "action", ["approve", "block"]),
+    ("api-quality-workers", "verdict", ["filtered", "on_hold"]),
 ]
 
 

@@ -15,6 +15,7 @@ from cfannotate.quality.forms import VERDICT_NAMES
 from cfannotate.quality.models import DecisionState, WorkerDecision
 from cfannotate.quality.selectors import WORKER_VERDICTS
 from cfannotate.quality.views import DECISIONS_PER_PAGE, WORKERS_PER_PAGE
+from tests.factories import make_campaign, make_user
 from tests.quality.conftest import make_crowd
 
 pytestmark = pytest.mark.django_db
@@ -213,3 +214,40 @@ def test_a_plain_get_of_the_decisions_block_keeps_its_page(owner_client, researc
     assert response["Location"] == (
         reverse("quality-page", args=[campaign.id]) + "?decisions-page=2"
     )
+
+
+def test_the_api_lists_workers_a_page_at_a_time_with_the_pages_filters(api_client, researcher):
+    campaign = make_crowd(researcher, 160)
+    url = reverse("api-quality-workers", args=[campaign.id])
+    first = api_client.get(url).json()
+    assert first["count"] == 160 and len(first["results"]) == 50
+    assert first["results"][0]["worker"] == "crowd-0009"  # the page's order
+    assert set(first["results"][0]) >= {"worker", "qualified", "reasons", "label_counts"}
+    filtered = api_client.get(url, {"verdict": "filtered", "search": "CROWD-00"}).json()
+    assert sorted(row["worker"] for row in filtered["results"]) == [
+        f"crowd-{n:04}" for n in range(0, 100, 3)
+    ]
+    bad = api_client.get(url, {"verdict": "everyone"})
+    assert bad.status_code == 400 and "verdict" in bad.json()["fields"]
+    too_long = api_client.get(url, {"search": "x" * 201})
+    assert too_long.status_code == 400 and "search" in too_long.json()["fields"]
+    assert api_client.get(url, {"page": "1_0"}).status_code == 404
+    other = make_campaign(owner=make_user("olga"))
+    assert api_client.get(reverse("api-quality-workers", args=[other.id])).status_code == 404
+
+
+def test_the_api_filters_decisions_as_the_page_does(api_client, researcher):
+    campaign = make_crowd(researcher, 160)
+    url = reverse("api-decision-list", args=[campaign.id])
+    assert api_client.get(url).json()["count"] == 54
+    found = api_client.get(url, {"action": "block", "search": "crowd-015"}).json()
+    assert [row["worker"] for row in found["results"]] == [
+        "crowd-0150",
+        "crowd-0153",
+        "crowd-0156",
+        "crowd-0159",
+    ]
+    assert api_client.get(url, {"action": "approve"}).json()["count"] == 0
+    for bad in ({"action": "fire"}, {"state": "sent"}, {"search": "x" * 201}):
+        response = api_client.get(url, bad)
+        assert response.status_code == 400 and set(bad) <= set(response.json()["fields"])

@@ -21,7 +21,7 @@ from cfannotate.quality.decisions import (
 from cfannotate.quality.models import DecisionAction, DecisionState, WorkerDecision
 from cfannotate.quality.selectors import (
     LABEL_STATES,
-    WORKER_VERDICTS,
+    VERDICT_FILTERS,
     decisions_for,
     kept_labels_for,
     quality_report,
@@ -197,7 +197,7 @@ class QualityWorkerListApi(APIView):
         parameters=[
             OpenApiParameter(
                 "verdict",
-                enum=list(WORKER_VERDICTS),
+                enum=list(VERDICT_FILTERS),
                 required=False,
                 description="filtered, on_hold (short of the gold share before the gold sample), "
                 "kept, working (an assignment still open): any when absent.",
@@ -208,7 +208,7 @@ class QualityWorkerListApi(APIView):
     )
     def get(self, request: Request, campaign_id: int) -> Response:
         campaign = self.campaign
-        verdict = choice_param(request, "verdict", WORKER_VERDICTS) or ""
+        verdict = choice_param(request, "verdict", VERDICT_FILTERS) or ""
         query = SearchSerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         qualities = workers_listed(campaign, verdict=verdict, search=query.searched())

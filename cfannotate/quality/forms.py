@@ -6,7 +6,7 @@ from django import forms
 from cfannotate.quality.models import DecisionAction, DecisionState
 
 MAX_SEARCH = 200
-# The worker table's verdicts (`selectors.WORKER_VERDICTS`), as the page names them.
+# The worker table's verdicts (`selectors.VERDICT_FILTERS`), as the page names them.
 VERDICT_NAMES = {
     "filtered": "filtered",
     "on_hold": "on hold",

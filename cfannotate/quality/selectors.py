@@ -282,7 +282,7 @@ def decision_state_counts(campaign: Campaign) -> dict[str, int]:
 
 
 # The worker table's verdicts (its filter): the report's words for them.
-WORKER_VERDICTS = {
+VERDICT_FILTERS = {
     "filtered": Q(qualified=False, held_until__isnull=True),
     "on_hold": Q(held_until__isnull=False),
     "kept": Q(qualified=True),
@@ -291,12 +291,12 @@ WORKER_VERDICTS = {
 
 
 def workers_listed(campaign: Campaign, *, verdict: str = "", search: str = ""):
-    """The campaign's workers with their standing, of one verdict of `WORKER_VERDICTS` (any
+    """The campaign's workers with their standing, of one verdict of `VERDICT_FILTERS` (any
     when empty), whose id contains `search`: filtered ones first, then the furthest label
     distributions, then by id (a total order, for pages)."""
     qualities = WorkerQuality.objects.filter(campaign=campaign).select_related("worker")
     if verdict:
-        qualities = qualities.filter(WORKER_VERDICTS[verdict])
+        qualities = qualities.filter(VERDICT_FILTERS[verdict])
     if search:
         qualities = qualities.filter(worker__external_id__icontains=search)
     return qualities.order_by(

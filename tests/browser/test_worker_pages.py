@@ -76,7 +76,7 @@ def test_a_worker_labels_a_whole_assignment(live_server, page):
         page.get_by_role("heading", name=f"Round {number} of 4").wait_for()
         for key in ("v", "2", "j", "v", "2", "j", "v", "2"):
             page.keyboard.press(key)
-        page.get_by_text("All answered").wait_for()
+        page.locator("[data-remaining]", has_text="All answered").wait_for()
         page.keyboard.press("Enter")
 
     page.get_by_role("heading", name="Thank you, all rounds are submitted").wait_for()
@@ -281,7 +281,7 @@ def test_keyboard_mouse_and_mixed_answers_land_on_the_item_shown(live_server, pa
         keys.press(key)
     assert _current(page) == "item-2"
     _saved(page, 1, 2, 3)
-    page.get_by_text("All answered").wait_for()
+    page.locator("[data-remaining]", has_text="All answered").wait_for()
     # The campaign's labels are Negative (key 1) and Positive (key 2).
     _assert_landed(page, 1, {1: (True, "negative"), 2: (False, "negative"), 3: (True, "positive")})
     keys.press("Enter")

@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from cfannotate.quality.forms import VERDICT_NAMES
 from cfannotate.quality.models import DecisionState, WorkerDecision
-from cfannotate.quality.selectors import WORKER_VERDICTS
+from cfannotate.quality.selectors import VERDICT_FILTERS
 from cfannotate.quality.views import DECISIONS_PER_PAGE, WORKERS_PER_PAGE
 from tests.factories import make_campaign, make_user
 from tests.quality.conftest import make_crowd
@@ -40,7 +40,7 @@ def owner_client(client, researcher):
 
 
 def test_the_verdicts_the_filter_offers_are_the_ones_it_can_select():
-    assert VERDICT_NAMES.keys() == WORKER_VERDICTS.keys()
+    assert VERDICT_NAMES.keys() == VERDICT_FILTERS.keys()
 
 
 def test_the_page_shows_a_page_of_workers_and_of_decisions(owner_client, researcher):

@@ -64,6 +64,14 @@ def test_a_researcher_filters_workers_and_works_through_pages_of_decisions(live_
         == DecisionState.CONFIRMED
     )
     expect(decisions.locator("#decision-counts")).to_contain_text("1 confirmed, to be sent")
+    # The decisions' own filters: the confirmed one alone.
+    page.locator("#decisions-filters").get_by_label("State").select_option("confirmed")
+    expect(page.locator("#decisions-status")).to_have_text("1 decision matches · page 1 of 1.")
+    expect(decisions.locator("tbody tr")).to_have_count(1)
+    page.locator("#decisions-filters").get_by_label("State").select_option("")
+    expect(decisions.get_by_text("Page 1 of 2")).to_be_visible()
+    decisions.get_by_role("link", name="Next").click()
+    expect(decisions.get_by_text("Page 2 of 2")).to_be_visible()
 
     # The address holds both lists: a reload (or a shared link) shows them as they were.
     assert re.search(r"decisions-page=2", page.url) and "workers-q=crowd-001" in page.url

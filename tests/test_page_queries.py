@@ -43,7 +43,7 @@ BUDGETS = {
     "gold-page": 10,  # and the sizes of units and gold rounds, for the size note
     "gold-original": 8,
     "crowd-platforms": 12,
-    "quality-page": 28,  # and a page of each of its two lists, each counted
+    "quality-page": 25,  # with a page of each of its two lists, each counted
     "quality-report": 24,
     "quality-decisions": 6,  # a page of them, and all of them counted by state
     "evaluation-fragment": 7,

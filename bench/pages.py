@@ -259,6 +259,8 @@ def main() -> None:
     parser.add_argument("--first-loads", metavar="STATE_DIR", help=argparse.SUPPRESS)
     parser.add_argument("--settings-first-load", metavar="STATE_DIR", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.crowd < 0:
+        parser.error(f"--crowd is a number of workers, 0 or more (got {args.crowd})")
     if args.first_loads or args.settings_first_load:
         first_loads(args.first_loads or args.settings_first_load, not args.first_loads)
         return
